@@ -1,0 +1,1 @@
+"""The five MapReduce jobs of a crawl layer, as thin mrjob classes over mrcrawl."""

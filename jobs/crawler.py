@@ -1,0 +1,59 @@
+"""Job 1, Crawler: fetch one layer's frontier.
+
+Map: frontier URL -> (host key, URL); the host key is the partitioner, so all
+of a host's URLs reach one reducer call on one machine and politeness can be
+kept there.  Combine: drop duplicate URLs.  Reduce: the threaded fetcher,
+fed host by host, yields one doc record per URL.
+"""
+from mrjob.job import MRJob
+
+from mrcrawl.fetch import Fetcher
+from mrcrawl.frontier import unique_adjacent
+from mrcrawl.jobconf import CrawlJobOptions
+from mrcrawl.protocols import UrlLineProtocol, Utf8JsonProtocol
+from mrcrawl.urls import host_key
+
+
+class MRCrawler(CrawlJobOptions, MRJob):
+    INPUT_PROTOCOL = UrlLineProtocol
+    INTERNAL_PROTOCOL = Utf8JsonProtocol
+    OUTPUT_PROTOCOL = Utf8JsonProtocol
+    SORT_VALUES = True  # a host's URLs arrive sorted, so duplicates are adjacent
+    JOBCONF = {
+        # A second attempt of a fetch task would hit the same hosts at once.
+        "mapreduce.reduce.speculative": "false",
+    }
+
+    def mapper(self, _, url):
+        if url:
+            yield host_key(url), url
+
+    def combiner(self, host, urls):
+        for url in unique_adjacent(urls):
+            yield host, url
+
+    def reducer_init(self):
+        self.fetcher = Fetcher(self.config, self.layer, on_progress=self.report_progress)
+
+    def reducer(self, host, urls):
+        for url in unique_adjacent(urls):
+            self.fetcher.add(url)
+            yield from self.emit(self.fetcher.completed())
+
+    def reducer_final(self):
+        yield from self.emit(self.fetcher.finish())
+        for name, amount in self.fetcher.stats.items():
+            self.increment_counter("fetch", name, amount)
+
+    def emit(self, docs):
+        for doc in docs:
+            self.increment_counter("outcome", doc["outcome"])
+            yield doc["url"], doc
+
+    def report_progress(self, progress):
+        # Hadoop kills a task that reports nothing for mapreduce.task.timeout.
+        self.set_status(" ".join(f"{key}={value}" for key, value in progress.items()))
+
+
+if __name__ == "__main__":
+    MRCrawler.run()

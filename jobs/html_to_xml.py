@@ -1,0 +1,21 @@
+"""Job 5, HtmlToXml (map only): each indexable fetched page -> `url TAB <page>...</page>`."""
+from mrjob.job import MRJob
+
+from mrcrawl.jobconf import CrawlJobOptions
+from mrcrawl.pagexml import page_to_xml
+from mrcrawl.protocols import TextLineProtocol, Utf8JsonProtocol
+from mrcrawl.records import FETCHED
+
+
+class MRHtmlToXml(CrawlJobOptions, MRJob):
+    INPUT_PROTOCOL = Utf8JsonProtocol
+    OUTPUT_PROTOCOL = TextLineProtocol
+
+    def mapper(self, url, doc):
+        if doc["outcome"] == FETCHED and doc["meta_index"]:
+            self.increment_counter("xml", "pages")
+            yield url, page_to_xml(doc, self.config.language)
+
+
+if __name__ == "__main__":
+    MRHtmlToXml.run()

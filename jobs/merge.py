@@ -1,0 +1,30 @@
+"""Job 4, Merge: one doc record per final URL across all layers.
+
+Identity map; combine and reduce keep the best record of a URL (a fetched
+page over any other outcome, then the earliest layer), so the layers' part
+files become one store and cross-layer duplicates disappear.
+"""
+from mrjob.job import MRJob
+
+from mrcrawl.frontier import best_record
+from mrcrawl.protocols import Utf8JsonProtocol
+
+
+class MRMerge(MRJob):
+    INPUT_PROTOCOL = Utf8JsonProtocol
+    INTERNAL_PROTOCOL = Utf8JsonProtocol
+    OUTPUT_PROTOCOL = Utf8JsonProtocol
+
+    def mapper(self, url, doc):
+        yield url, doc
+
+    def combiner(self, url, docs):
+        yield url, best_record(docs)
+
+    def reducer(self, url, docs):
+        self.increment_counter("merge", "records")
+        yield url, best_record(docs)
+
+
+if __name__ == "__main__":
+    MRMerge.run()

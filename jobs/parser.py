@@ -1,0 +1,28 @@
+"""Job 2, Parser (map only): each doc record -> its outlinks, within the crawl's scope.
+
+A fetched page yields its links (type 0) unless it says nofollow; a redirect
+yields its target (type 1); every other record yields an empty list.
+"""
+from mrjob.job import MRJob
+
+from mrcrawl.jobconf import CrawlJobOptions
+from mrcrawl.parse import out_record
+from mrcrawl.protocols import Utf8JsonProtocol
+from mrcrawl.urls import UrlFilter
+
+
+class MRParser(CrawlJobOptions, MRJob):
+    INPUT_PROTOCOL = Utf8JsonProtocol
+    OUTPUT_PROTOCOL = Utf8JsonProtocol
+
+    def mapper_init(self):
+        self.scope = UrlFilter(self.config.url_allow, self.config.url_deny)
+
+    def mapper(self, url, doc):
+        out = out_record(doc, self.scope)
+        self.increment_counter("parse", "outlinks", len(out["outlinks"]))
+        yield url, out
+
+
+if __name__ == "__main__":
+    MRParser.run()

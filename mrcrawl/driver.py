@@ -1,0 +1,308 @@
+"""The crawl driver: `python -m mrcrawl.driver SEEDS --depth N --conf CONF`.
+
+It loops over layers as the thesis's Crawler does: crawl the frontier, parse
+the pages, run the cycle filter to make the next frontier; after the last
+layer it merges the layers' pages and turns them into XML.  Every step is one
+mrjob job run by the chosen runner; the driver itself only moves directories
+and keeps the record of what is done, so `--resume` can pick up after the
+last finished step.
+"""
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+import zipfile
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+from jobs.crawler import MRCrawler
+from jobs.html_to_xml import MRHtmlToXml
+from jobs.merge import MRMerge
+from jobs.optimizer import MROptimizer
+from jobs.parser import MRParser
+
+from .config import ConfigError, CrawlConfig, load_config
+from .jobconf import CrawlJobOptions
+from .records import FETCHED, OUTCOMES
+from .store import STATE_FORMAT, CrawlStore, write_json_atomically
+from .urls import UrlFilter, normalize_url
+
+RUNNERS = ("inline", "local", "spark", "hadoop", "emr")
+SUPPORTED_RUNNERS = ("inline", "local")
+
+
+class UsageError(Exception):
+    """A bad command line, config or seed file: exit 2, nothing written."""
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = _ArgumentParser(
+        prog="mrcrawl",
+        description="Crawl a set of sites layer by layer with five MapReduce jobs.",
+    )
+    parser.add_argument("seeds", help="seed file: one URL per line; blank lines and # comments ignored")
+    parser.add_argument("--depth", type=int, required=True, help="number of layers (layer 0 is the seeds)")
+    parser.add_argument("--conf", required=True, help="YAML crawl config")
+    parser.add_argument("--output", help="crawl directory (default: crawl/<config name>)")
+    parser.add_argument("--runner", default="inline", choices=RUNNERS, help="mrjob runner (default: inline)")
+    parser.add_argument("--resume", action="store_true", help="continue the crawl in --output after its last finished step")
+    args = parser.parse_args(argv)
+    if args.depth < 1:
+        raise UsageError(f"mrcrawl: --depth: must be at least 1, got {args.depth}")
+    if args.runner not in SUPPORTED_RUNNERS:
+        raise UsageError(f"mrcrawl: --runner {args.runner}: not yet supported (use inline or local)")
+    return args
+
+
+def read_seeds(path: str, scope: UrlFilter) -> tuple[list[str], list[str]]:
+    """The canonical seeds of a seed file, and a message for each line skipped."""
+    try:
+        with open(path, encoding="utf-8") as seed_file:
+            lines = seed_file.read().splitlines()
+    except OSError as error:
+        raise ConfigError(path, "file", f"cannot read the seed file ({error.strerror or error})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(path, "file", "the seed file is not UTF-8 text") from None
+    seeds, skipped, seen = [], [], set()
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        url = normalize_url(text)
+        if url is None:
+            skipped.append(f"{path}:{number}: skipped {text!r}: not an absolute http(s) URL")
+        elif not scope.allows(url):
+            skipped.append(f"{path}:{number}: skipped {url}: outside url_allow/url_deny")
+        elif url not in seen:
+            seen.add(url)
+            seeds.append(url)
+    if not seeds:
+        raise ConfigError(path, "seeds", f"no usable seed URL ({len(skipped)} line(s) skipped)")
+    return seeds, skipped
+
+
+def package_zip(directory: str) -> str:
+    """Zip the mrcrawl package so that tasks on any runner can import it."""
+    package = Path(__file__).resolve().parent
+    archive = os.path.join(directory, "mrcrawl.zip")
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+        for path in sorted(package.rglob("*.py")):
+            zipped.write(path, path.relative_to(package.parent).as_posix())
+    return archive
+
+
+class Crawl:
+    """One crawl directory being worked on by one run of the driver."""
+
+    def __init__(self, store: CrawlStore, state: dict, config: CrawlConfig, runner: str, say=print):
+        self.store = store
+        self.state = state
+        self.config = config
+        self.runner = runner
+        self.say = say
+        self._scratch = tempfile.TemporaryDirectory(prefix="mrcrawl-run-")
+        self._runner_args = ["-r", runner]
+        if runner != "inline":
+            # Tasks run in other processes (or machines) and import the
+            # package from this zip, not from wherever the driver found it.
+            self._runner_args += ["--py-files", package_zip(self._scratch.name), "--python-bin", sys.executable]
+
+    # ---- the loop ----------------------------------------------------------
+
+    def run(self, depth: int) -> None:
+        started = time.monotonic()
+        self.state["depth"] = depth
+        self.store.save_state(self.state)
+        layers = 0
+        for layer in range(depth):
+            if not self.store.has_records(self.store.frontier(layer)):
+                self.say(f"layer {layer}: frontier is empty, stopping")
+                break
+            self.crawl_layer(layer, last=layer == depth - 1)
+            layers = layer + 1
+        self.merge_and_convert(layers)
+        totals = self._outcome_totals()
+        seconds = time.monotonic() - started
+        self.say(
+            f"done in {seconds:.1f} s: {sum(totals.values())} URLs attempted over {layers} layer(s), "
+            f"{totals[FETCHED]} pages fetched ({totals[FETCHED] / max(seconds, 1e-9):.1f} pages/s)"
+        )
+        self._scratch.cleanup()
+
+    def crawl_layer(self, layer: int, last: bool) -> None:
+        store = self.store
+        urls = sum(1 for part in store.parts(store.frontier(layer)) for line in open(part, encoding="utf-8") if line.strip())
+        self.say(f"layer {layer}: {urls} URLs")
+        self.step(f"crawl/{layer}", MRCrawler, [store.frontier(layer)], store.docs(layer), layer)
+        self.step(f"parse/{layer}", MRParser, [store.docs(layer)], store.outlinks(layer), layer)
+        if not last:
+            earlier = [store.frontier(n) for n in range(layer + 1)] + [store.outlinks(n) for n in range(layer + 1)]
+            self.step(f"optimize/{layer}", MROptimizer, earlier, store.frontier(layer + 1), layer)
+
+    def merge_and_convert(self, layers: int) -> None:
+        if layers == 0:
+            return
+        store = self.store
+        self.step(f"merge/{layers}", MRMerge, [store.docs(n) for n in range(layers)], store.merged(), layers - 1)
+        xml = store.xml(self.state["started_at"])
+        self.step(f"xml/{layers}", MRHtmlToXml, [store.merged()], xml, layers - 1)
+        self.say(f"pages: {store.merged()}  xml: {xml}")
+
+    # ---- one job -----------------------------------------------------------
+
+    def step(self, name: str, job_class, inputs: list[Path], output: Path, layer: int) -> None:
+        done = self.state["done"]
+        if name in done:
+            self.say(f"  {name:<12} already done")
+            return
+        inputs = [directory for directory in inputs if self.store.parts(directory)]
+        scratch = self.store.scratch(name)
+        started = time.monotonic()
+        if inputs:
+            counters = self._run_job(job_class, inputs, scratch, layer)
+        else:
+            scratch.mkdir()
+            (scratch / "part-00000").touch()
+            counters = {}
+        self.store.commit(scratch, output)
+        seconds = round(time.monotonic() - started, 3)
+        done[name] = {"seconds": seconds, "counters": counters}
+        self.store.save_state(self.state)
+        write_json_atomically(self.store.stats_path, done)
+        self.say(f"  {name:<12} {seconds:7.1f} s  {describe(name, counters, seconds)}")
+
+    def _run_job(self, job_class, inputs: list[Path], output: Path, layer: int) -> dict:
+        args = list(self._runner_args) + ["--output-dir", str(output)]
+        if issubclass(job_class, CrawlJobOptions):
+            args += ["--crawl-config", str(self.store.config_path), "--layer", str(layer)]
+        # inline and local runners given a directory read every file in it;
+        # name the part files.
+        args += [str(directory / "part-*") for directory in inputs]
+        job = job_class(args=args)
+        with job.make_runner() as runner:
+            runner.run()
+            return merge_counters(runner.counters())
+
+    def _outcome_totals(self) -> Counter:
+        totals = Counter()
+        for name, step in self.state["done"].items():
+            if name.startswith("crawl/"):
+                totals.update(step["counters"].get("outcome", {}))
+        return totals
+
+
+def merge_counters(per_step: list[dict]) -> dict:
+    merged: dict = {}
+    for step in per_step:
+        for group, counters in step.items():
+            for name, amount in counters.items():
+                merged.setdefault(group, {})
+                merged[group][name] = merged[group].get(name, 0) + amount
+    return merged
+
+
+def describe(step: str, counters: dict, seconds: float) -> str:
+    """One line of what a step did, from its counters."""
+    kind = step.split("/", 1)[0]
+    if kind == "crawl":
+        outcomes = counters.get("outcome", {})
+        fetched = outcomes.get(FETCHED, 0)
+        parts = [f"{name} {outcomes[name]}" for name in OUTCOMES if outcomes.get(name)]
+        fetch = counters.get("fetch", {})
+        return (
+            f"{', '.join(parts) or 'nothing attempted'}; {fetch.get('requests', 0)} requests, "
+            f"{fetch.get('retries', 0)} retries ({fetched / max(seconds, 1e-9):.1f} pages/s)"
+        )
+    if kind == "parse":
+        return f"{counters.get('parse', {}).get('outlinks', 0)} outlinks in scope"
+    if kind == "optimize":
+        return f"{counters.get('optimize', {}).get('new_urls', 0)} new URLs for the next layer"
+    if kind == "merge":
+        return f"{counters.get('merge', {}).get('records', 0)} records"
+    return f"{counters.get('xml', {}).get('pages', 0)} XML pages"
+
+
+def open_crawl(args: argparse.Namespace, config: CrawlConfig, seeds: list[str]) -> tuple[CrawlStore, dict]:
+    """Create the crawl directory, or reopen it for --resume."""
+    store = CrawlStore(args.output or Path("crawl") / config.name)
+    if store.holds_crawl():
+        if not args.resume:
+            raise UsageError(f"{store.root}: already holds a crawl; use --resume to continue it or another --output")
+        state = store.load_state()
+        if state.get("format") != STATE_FORMAT:
+            raise UsageError(f"{store.state_path}: format: not a crawl state this version can resume")
+        if state["config"] != json_config(config):
+            raise UsageError(f"{args.conf}: differs from the config of the crawl in {store.root}; resume with the same config")
+        return store, state
+    store.root.mkdir(parents=True, exist_ok=True)
+    store.config_path.write_text(config.to_json() + "\n", encoding="utf-8")
+    state = {
+        "format": STATE_FORMAT,
+        "config": json_config(config),
+        "seeds": os.path.abspath(args.seeds),
+        "started_at": datetime.now(timezone.utc).strftime("%Y_%m_%d_%H_%M_%S"),
+        "done": {},
+    }
+    scratch = store.scratch("seeds")
+    scratch.mkdir()
+    (scratch / "part-00000").write_text("".join(url + "\n" for url in seeds), encoding="utf-8")
+    store.commit(scratch, store.frontier(0))
+    store.save_state(state)
+    return store, state
+
+
+def json_config(config: CrawlConfig) -> dict:
+    return json.loads(config.to_json())
+
+
+def lock(store: CrawlStore):
+    """Keep two runs out of one crawl directory; the lock dies with the process."""
+    handle = open(store.lock_path, "w")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise UsageError(f"{store.root}: another run is working in this crawl directory") from None
+    return handle
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(levelname)s: %(message)s")
+    try:
+        args = parse_args(argv)
+        config = load_config(args.conf)
+        seeds, skipped = read_seeds(args.seeds, UrlFilter(config.url_allow, config.url_deny))
+        existing = CrawlStore(args.output or Path("crawl") / config.name)
+        if existing.holds_crawl() and not args.resume:
+            raise UsageError(f"{existing.root}: already holds a crawl; use --resume to continue it or another --output")
+    except (UsageError, ConfigError) as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    for message in skipped:
+        print(message, file=sys.stderr)
+    try:
+        Path(existing.root).mkdir(parents=True, exist_ok=True)
+        held = lock(existing)
+        store, state = open_crawl(args, config, seeds)
+    except UsageError as error:
+        print(str(error), file=sys.stderr)
+        return 2
+    print(f"mrcrawl: crawl {config.name!r} ({config.language}), depth {args.depth}, runner {args.runner}, into {store.root}")
+    with held:
+        Crawl(store, state, config, args.runner).run(args.depth)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,460 @@
+"""The Crawler reducer's engine: fetch one task's URLs with many threads, politely.
+
+Shaped like Nutch's Fetcher: the reducer's main thread is the feeder, handing
+URLs to per-host queues (hostqueue.py) as mrjob reads them; `threads` fetch
+threads take one host at a time from the scheduler, make at most one request
+to it, and give it back with its politeness clock advanced.  A fetch that
+needs several requests (redirect hops on the same host, retries) goes back to
+its host's queue between requests, so no thread sleeps to be polite and no
+host ever has two requests in flight.  Finished doc records go to a bounded
+queue that only the main thread drains, because mrjob's output and counters
+are not thread-safe.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterator
+
+import requests
+from requests.adapters import HTTPAdapter
+
+from .charset import decode_body, detect_encoding
+from .config import CrawlConfig
+from .hostqueue import HostQueue, HostScheduler, MemoryBudget, SpillQueue
+from .html import parse_html
+from .netguard import blocked_reason
+from .records import (
+    BLOCKED, FETCHED, HTTP_ERROR, NETWORK_ERROR, NOT_HTML, REDIRECT, ROBOTS_DENIED,
+    new_doc, set_body, utc_now_iso,
+)
+from .robots import RobotsPolicy, agent_token, header_directives, page_directives
+from .urls import UrlFilter, host_key, host_of, resolve_link
+
+log = logging.getLogger(__name__)
+
+MAX_REDIRECTS = 5
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+BACKOFF_BASE = 0.5  # seconds before the first retry; doubles with each attempt
+SMALL_BODY = 64 * 1024  # bodies we read only to keep the connection alive
+HEAD_BYTES = 64 * 1024  # meta robots must sit in <head>: parse no more than this
+CHUNK = 64 * 1024
+URLS_IN_MEMORY = 20_000  # per reducer task; the rest of the frontier waits on local disk
+
+
+@dataclass
+class Exchange:
+    """What one HTTP request brought back (or why it brought nothing)."""
+
+    url: str
+    started_at: str  # ISO 8601 UTC
+    status: int | None = None
+    reason: str | None = None
+    http_version: str | None = None
+    headers: list = field(default_factory=list)
+    content_type: str | None = None  # media type only, lower-case
+    content_type_header: str | None = None
+    body: bytes | None = None
+    truncated: bool = False
+    error: str | None = None
+
+    @property
+    def transient(self) -> bool:
+        """Worth another attempt: no answer, too many requests, server error."""
+        return self.status is None or self.status == 429 or self.status >= 500
+
+    def header_values(self, name: str) -> list[str]:
+        return [value for key, value in self.headers if key.lower() == name]
+
+
+@dataclass
+class Task:
+    """One frontier URL's fetch, or the host's robots.txt fetch, in progress."""
+
+    url: str  # what to request next
+    doc: dict | None = None  # None for robots.txt
+    hops: int = 0  # redirects followed so far
+    attempt: int = 0  # retries of the current hop so far
+    visited: tuple = ()  # URLs requested so far, to catch loops
+
+    def next_hop(self, target: str) -> "Task":
+        return replace(self, url=target, hops=self.hops + 1, attempt=0, visited=self.visited + (self.url,))
+
+    def retry(self) -> "Task":
+        return replace(self, attempt=self.attempt + 1)
+
+
+def _media_type(content_type: str | None) -> str | None:
+    if not content_type:
+        return None
+    return content_type.split(";", 1)[0].strip().lower() or None
+
+
+def _looks_like_html(body: bytes) -> bool:
+    """WHATWG-style sniffing for a response that names no Content-Type."""
+    start = body[:512].lstrip().lower()
+    return start.startswith((b"<!doctype html", b"<html", b"<head", b"<body", b"<title"))
+
+
+class Fetcher:
+    """Fetch URLs fed one by one; yield a doc record for each, in any order."""
+
+    def __init__(self, config: CrawlConfig, layer: int, on_progress: Callable[[dict], None] | None = None):
+        self.config = config
+        self.layer = layer
+        self.scope = UrlFilter(config.url_allow, config.url_deny)
+        self.agent = agent_token(config.user_agent)
+        self.scheduler = HostScheduler()
+        self.hosts: dict[str, HostQueue] = {}
+        self.results: queue.Queue = queue.Queue(maxsize=4 * config.threads)
+        self.stats = {"requests": 0, "retries": 0, "robots_requests": 0, "bytes": 0, "unexpected_errors": 0}
+        self._stats_lock = threading.Lock()
+        self._spill_dir = tempfile.mkdtemp(prefix="mrcrawl-frontier-")
+        self._memory = MemoryBudget(URLS_IN_MEMORY)
+        self._threads: list[threading.Thread] = []
+        self._feeding: HostQueue | None = None
+        self._on_progress = on_progress
+
+    # ---- the feeder side (main thread) -------------------------------------
+
+    def add(self, url: str) -> None:
+        """Queue one URL of this layer; never blocks on the network."""
+        key = host_key(url)
+        with self.scheduler.lock:
+            host = self.hosts.get(key)
+            if host is None:
+                urls = SpillQueue(f"{self._spill_dir}/{len(self.hosts)}.urls", self._memory)
+                host = self.hosts[key] = HostQueue(key, urls, self.config.delay)
+            if self._feeding is not host:
+                self._done_feeding()
+                self._feeding = host
+            host.urls.push(url)
+            self.scheduler.schedule(host)
+        if not self._threads:
+            self._start_threads()
+
+    def completed(self) -> Iterator[dict]:
+        """Doc records finished so far, without waiting."""
+        while True:
+            try:
+                yield self.results.get_nowait()
+            except queue.Empty:
+                return
+
+    def finish(self) -> Iterator[dict]:
+        """Wait for every queued URL, yielding its record; then hold politeness.
+
+        A host's last request of this layer must not be followed by the next
+        layer's first request sooner than its delay, so we return only after
+        every host's clock has run out: the next job cannot start earlier.
+        """
+        with self.scheduler.lock:
+            self._done_feeding()
+        self.scheduler.close()
+        last_report = time.monotonic()
+        while any(thread.is_alive() for thread in self._threads) or not self.results.empty():
+            try:
+                yield self.results.get(timeout=0.5)
+            except queue.Empty:
+                pass
+            if self._on_progress and time.monotonic() - last_report > 10:
+                last_report = time.monotonic()
+                self._on_progress(self.progress())
+        hold_until = max((host.next_start for host in self.hosts.values()), default=0.0)
+        time.sleep(max(0.0, hold_until - time.monotonic()))
+        for host in self.hosts.values():
+            self._close_session(host)
+        shutil.rmtree(self._spill_dir, ignore_errors=True)
+
+    def progress(self) -> dict:
+        with self.scheduler.lock:
+            queued = sum(host.remaining() for host in self.hosts.values())
+        return {"hosts": len(self.hosts), "queued": queued, **self.stats}
+
+    def _done_feeding(self) -> None:
+        """The feeder moved on: the previous host's URLs are all queued (lock held)."""
+        if self._feeding is not None:
+            self._feeding.urls.flush()
+            self._feeding.fed = True
+            self._feeding = None
+
+    def _start_threads(self) -> None:
+        for number in range(self.config.threads):
+            thread = threading.Thread(target=self._work, name=f"fetch-{number}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+
+    # ---- the fetch threads -------------------------------------------------
+
+    def _work(self) -> None:
+        while (host := self.scheduler.take()) is not None:
+            try:
+                self._serve(host)
+            finally:
+                if host.fed and not host.has_work():
+                    self._close_session(host)
+                self.scheduler.give_back(host)
+
+    def _serve(self, host: HostQueue) -> None:
+        """Advance the host's work by at most one request."""
+        if not host.guard_checked:
+            host.guard_checked = True
+            if not self.config.allow_private_networks:
+                host.blocked_reason = blocked_reason(host_of(host.key))
+        if self.config.obey_robots and host.robots is None and host.blocked_reason is None:
+            task = host.robots_task or Task(url=host.key + "/robots.txt")
+            try:
+                self._step_robots(host, task)
+            except Exception as error:
+                host.robots = RobotsPolicy.deny_all(self._unexpected(task, error))
+            return
+        while (task := self._next_task(host)) is not None:
+            try:
+                if not self._refused(host, task):
+                    self._step_page(host, task)
+                    return
+            except Exception as error:
+                self._finish(task.doc, NETWORK_ERROR, self._unexpected(task, error))
+
+    def _unexpected(self, task: Task, error: Exception) -> str:
+        """Log a bug's traceback; one bad page must not end a month-long crawl."""
+        log.exception("unexpected error fetching %s", task.url)
+        with self._stats_lock:
+            self.stats["unexpected_errors"] += 1
+        return f"unexpected error: {type(error).__name__}: {error}"
+
+    def _next_task(self, host: HostQueue) -> Task | None:
+        if host.resumed:
+            return host.resumed.popleft()
+        with self.scheduler.lock:
+            if not len(host.urls):
+                return None
+            url = host.urls.pop()
+        return Task(url=url, doc=new_doc(url, self.layer))
+
+    def _refused(self, host: HostQueue, task: Task) -> bool:
+        """Settle a URL that must not be requested; True if it was settled."""
+        if host.blocked_reason is not None:
+            self._finish(task.doc, BLOCKED, host.blocked_reason)
+        elif not self.scope.allows(task.url):
+            self._finish(task.doc, BLOCKED, f"{task.url} is outside url_allow/url_deny")
+        elif self.config.obey_robots and not host.robots.allowed(task.url):
+            reason = host.robots.denial_reason or "disallowed by robots.txt"
+            self._finish(task.doc, ROBOTS_DENIED, f"{task.url}: {reason}")
+        else:
+            return False
+        return True
+
+    def _step_robots(self, host: HostQueue, task: Task) -> None:
+        host.robots_task = None
+        exchange = self._request(host, task, keep_any_body=True)
+        with self._stats_lock:
+            self.stats["robots_requests"] += 1
+        status = exchange.status
+        if exchange.transient:
+            if task.attempt < self.config.retries:
+                host.robots_task = self._retry(host, task, exchange)
+                return
+            what = f"HTTP {status}" if status else exchange.error
+            policy = RobotsPolicy.deny_all(f"robots.txt unreachable ({what})")
+        elif status in REDIRECT_STATUSES:
+            target = self._same_host_target(host, task, exchange)
+            if target is not None:
+                host.robots_task = task.next_hop(target)
+                return
+            # RFC 9309: a robots.txt we cannot follow to is "unavailable".
+            policy = RobotsPolicy.allow_all()
+        elif 200 <= status < 300:
+            policy = RobotsPolicy.from_response(status, exchange.body or b"", self.agent)
+        else:
+            policy = RobotsPolicy.allow_all()  # 4xx: no rules
+        host.robots = policy
+        crawl_delay = min(policy.crawl_delay or 0.0, self.config.max_crawl_delay)
+        host.delay = max(self.config.delay, crawl_delay)
+        host.hold_after(host.answered_at)  # the new delay counts from robots.txt's answer
+
+    def _step_page(self, host: HostQueue, task: Task) -> None:
+        doc = task.doc
+        exchange = self._request(host, task, keep_any_body=False)
+        doc.update(
+            url=task.url,
+            status=exchange.status,
+            reason=exchange.reason,
+            http_version=exchange.http_version,
+            headers=exchange.headers,
+            content_type=exchange.content_type,
+            fetched_at=exchange.started_at,
+            attempts=doc["attempts"] + 1,
+        )
+        status = exchange.status
+        if exchange.transient:
+            if task.attempt < self.config.retries:
+                host.resumed.appendleft(self._retry(host, task, exchange))
+            elif status is None:
+                self._finish(doc, NETWORK_ERROR, exchange.error)
+            else:
+                self._finish(doc, HTTP_ERROR, f"HTTP {status} after {task.attempt + 1} attempts")
+        elif status in REDIRECT_STATUSES:
+            self._follow(host, task, exchange)
+        elif 200 <= status < 300:
+            self._settle_response(doc, exchange)
+        else:
+            self._finish(doc, HTTP_ERROR, f"HTTP {status}")
+
+    def _follow(self, host: HostQueue, task: Task, exchange: Exchange) -> None:
+        location = exchange.header_values("location")
+        target = resolve_link(location[0], task.url) if location else None
+        if target is None:
+            self._finish(task.doc, HTTP_ERROR, f"HTTP {exchange.status} without a usable Location")
+        elif host_key(target) != host.key:
+            task.doc["redirect_to"] = target
+            self._finish(task.doc, REDIRECT, None)
+        elif task.hops >= MAX_REDIRECTS:
+            self._finish(task.doc, HTTP_ERROR, f"more than {MAX_REDIRECTS} redirects")
+        elif target == task.url or target in task.visited:
+            self._finish(task.doc, HTTP_ERROR, f"redirect loop back to {target}")
+        else:
+            hop = task.next_hop(target)
+            if not self._refused(host, hop):
+                host.resumed.appendleft(hop)
+
+    def _same_host_target(self, host: HostQueue, task: Task, exchange: Exchange) -> str | None:
+        location = exchange.header_values("location")
+        target = resolve_link(location[0], task.url) if location else None
+        ok = (
+            target is not None
+            and host_key(target) == host.key
+            and task.hops < MAX_REDIRECTS
+            and target != task.url
+            and target not in task.visited
+        )
+        return target if ok else None
+
+    def _settle_response(self, doc: dict, exchange: Exchange) -> None:
+        body = exchange.body
+        media_type = exchange.content_type
+        is_html = media_type in HTML_TYPES or (media_type is None and body is not None and _looks_like_html(body))
+        follow, index = header_directives(exchange.header_values("x-robots-tag"), self.agent)
+        if is_html and body is not None:
+            doc["encoding"] = detect_encoding(body, exchange.content_type_header)
+            head = parse_html(decode_body(body[:HEAD_BYTES], doc["encoding"]))
+            meta_follow, meta_index = page_directives(head, self.agent)
+            follow, index = follow and meta_follow, index and meta_index
+            set_body(doc, body)
+            doc["truncated"] = exchange.truncated
+            outcome = FETCHED
+        else:
+            outcome = NOT_HTML
+        doc.update(meta_follow=follow, meta_index=index)
+        self._finish(doc, outcome, None)
+
+    def _retry(self, host: HostQueue, task: Task, exchange: Exchange) -> Task:
+        """Back the whole host off before the next attempt: it is struggling."""
+        pause = min(BACKOFF_BASE * 2**task.attempt, self.config.max_crawl_delay)
+        retry_after = exchange.header_values("retry-after")
+        if retry_after and retry_after[0].strip().isdigit():
+            pause = max(pause, min(float(retry_after[0]), self.config.max_crawl_delay))
+        host.pause_until(time.monotonic() + max(pause, host.delay))
+        with self._stats_lock:
+            self.stats["retries"] += 1
+        return task.retry()
+
+    def _finish(self, doc: dict, outcome: str, error: str | None) -> None:
+        if doc["url"] != doc["requested_url"]:
+            doc["redirect_from"] = doc["requested_url"]
+        if outcome in (BLOCKED, ROBOTS_DENIED) and not doc["attempts"]:
+            doc["fetched_at"] = utc_now_iso()
+        doc.update(outcome=outcome, error=error)
+        self.results.put(doc)
+
+    # ---- one HTTP exchange -------------------------------------------------
+
+    def _open_session(self, host: HostQueue) -> requests.Session:
+        session = requests.Session()
+        session.trust_env = False  # the config's proxy, not the environment's
+        adapter = HTTPAdapter(pool_connections=1, pool_maxsize=1, max_retries=0)
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
+        session.headers.update({
+            "User-Agent": self.config.user_agent,
+            "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
+            "Accept-Language": f"{self.config.language},*;q=0.5",
+        })
+        if self.config.proxy:
+            session.proxies = {"http": self.config.proxy, "https": self.config.proxy}
+        host.session = session
+        return session
+
+    def _close_session(self, host: HostQueue) -> None:
+        if host.session is not None:
+            host.session.close()
+            host.session = None
+
+    def _request(self, host: HostQueue, task: Task, keep_any_body: bool) -> Exchange:
+        """Make one request for `task`, starting its host's politeness clock."""
+        session = host.session or self._open_session(host)
+        timeout = self.config.timeout
+        exchange = Exchange(url=task.url, started_at=utc_now_iso())
+        started = time.monotonic()
+        with self._stats_lock:
+            self.stats["requests"] += 1
+        try:
+            response = session.get(task.url, timeout=(timeout, timeout), allow_redirects=False, stream=True)
+        except requests.RequestException as error:
+            host.hold_after(time.monotonic())
+            exchange.error = f"{type(error).__name__}: {error}"
+            self._close_session(host)  # the connection's state is unknown
+            return exchange
+        host.hold_after(time.monotonic())
+        with response:
+            exchange.status = response.status_code
+            exchange.reason = response.reason
+            exchange.http_version = {10: "HTTP/1.0", 11: "HTTP/1.1"}.get(response.raw.version, "HTTP/1.1")
+            exchange.headers = [[key, value] for key, value in response.raw.headers.items()]
+            exchange.content_type_header = response.headers.get("Content-Type")
+            exchange.content_type = _media_type(exchange.content_type_header)
+            if keep_any_body or self._worth_reading(exchange, response):
+                try:
+                    self._read_body(exchange, response, deadline=started + 3 * timeout)
+                except (requests.RequestException, OSError) as error:
+                    exchange.status = None  # an incomplete response counts as no response
+                    exchange.error = f"{type(error).__name__} while reading the body: {error}"
+                    self._close_session(host)
+        return exchange
+
+    def _worth_reading(self, exchange: Exchange, response: requests.Response) -> bool:
+        """HTML bodies we keep; small others we read to reuse the connection."""
+        if exchange.content_type in HTML_TYPES or exchange.content_type is None:
+            return True
+        length = response.headers.get("Content-Length", "")
+        return length.isdigit() and int(length) <= SMALL_BODY
+
+    def _read_body(self, exchange: Exchange, response: requests.Response, deadline: float) -> None:
+        """Read the decoded body up to max_page_bytes, within the deadline."""
+        limit = self.config.max_page_bytes
+        chunks, size = [], 0
+        for chunk in response.iter_content(CHUNK):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= limit:
+                exchange.truncated = size > limit or self._more_to_read(response)
+                break
+            if time.monotonic() > deadline:
+                raise requests.Timeout(f"body not complete after {3 * self.config.timeout:g}s")
+        body = b"".join(chunks)
+        exchange.body = body[:limit]
+        with self._stats_lock:
+            self.stats["bytes"] += len(exchange.body)
+
+    @staticmethod
+    def _more_to_read(response: requests.Response) -> bool:
+        try:
+            return bool(response.raw.read(1, decode_content=True))
+        except Exception:
+            return True

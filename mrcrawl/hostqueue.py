@@ -1,0 +1,196 @@
+"""Per-host queues and the scheduler that hands them to fetch threads.
+
+This is Nutch's FetchItemQueues and Scrapy's downloader slots in one place:
+every host (scheme + host + port) has one queue with its own politeness
+clock; a thread may take a host only when no request to it is in flight and
+its clock allows the next request to start.  Among the hosts that may go
+now, the one with the most work left goes first, so the big hosts that bound
+a layer's length start early instead of being left for a lonely tail.
+
+Memory stays flat however many URLs a reducer task is fed: each queue keeps a
+short head in memory and spills the rest to a file on local disk (IRLbot's
+lesson: the frontier belongs on disk, read and written sequentially).
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import os
+import threading
+import time
+from collections import deque
+
+SPILL_BATCH = 256  # URLs written or read per disk access
+
+
+class MemoryBudget:
+    """How many URLs all the queues of one task may hold in memory together."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.used = 0
+
+
+class SpillQueue:
+    """A FIFO of URL strings: a head in memory, within a shared budget; the tail in a file."""
+
+    def __init__(self, path: str, budget: MemoryBudget):
+        self._path = path
+        self._budget = budget
+        self._head: deque[str] = deque()
+        self._unwritten: list[str] = []  # tail lines not yet appended to the file
+        self._on_disk = 0  # tail lines in the file not yet read back
+        self._read_offset = 0
+
+    def __len__(self) -> int:
+        return len(self._head) + self._on_disk + len(self._unwritten)
+
+    @property
+    def in_memory(self) -> int:
+        return len(self._head) + len(self._unwritten)
+
+    def push(self, url: str) -> None:
+        # Once anything is on the tail, new URLs must go behind it to keep order.
+        if self._budget.used < self._budget.limit and not self._on_disk and not self._unwritten:
+            self._head.append(url)
+            self._budget.used += 1
+            return
+        self._unwritten.append(url)
+        if len(self._unwritten) >= SPILL_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._unwritten:
+            return
+        with open(self._path, "a", encoding="utf-8") as spill:
+            spill.write("\n".join(self._unwritten) + "\n")
+        self._on_disk += len(self._unwritten)
+        self._unwritten = []
+
+    def pop(self) -> str:
+        if not self._head:
+            self._refill()
+        self._budget.used -= 1
+        return self._head.popleft()
+
+    def _refill(self) -> None:
+        if not self._on_disk:
+            # Nothing in the file: the unwritten tail is next in order.
+            self._head.extend(self._unwritten)
+            self._budget.used += len(self._unwritten)
+            self._unwritten = []
+            return
+        with open(self._path, encoding="utf-8") as spill:
+            spill.seek(self._read_offset)
+            for _ in range(min(SPILL_BATCH, self._on_disk)):
+                self._head.append(spill.readline().rstrip("\n"))
+            self._read_offset = spill.tell()
+        self._on_disk -= len(self._head)
+        self._budget.used += len(self._head)
+        if not self._on_disk and not self._unwritten:
+            os.remove(self._path)
+            self._read_offset = 0
+
+
+class HostQueue:
+    """One host's work and politeness state (a Scrapy slot, a Nutch queue).
+
+    Only the scheduler's lock guards these fields; a thread that has taken
+    the host owns `robots`, `session` and the current task until it gives the
+    host back.
+    """
+
+    def __init__(self, key: str, urls: SpillQueue, delay: float):
+        self.key = key
+        self.urls = urls
+        self.resumed: deque = deque()  # tasks to continue first: redirect hops, retries
+        self.delay = delay  # max(config delay, capped Crawl-delay): gap between request starts
+        self.next_start = 0.0  # monotonic time before which no request may start
+        self.answered_at = 0.0  # monotonic time the last request was answered or failed
+        self.busy = False  # a thread holds the host (at most one request in flight)
+        self.scheduled = False  # in the scheduler's ready or waiting heap
+        self.fed = False  # the feeder has queued all of this layer's URLs for the host
+        self.robots = None  # RobotsPolicy once known for this layer
+        self.robots_task = None  # the robots.txt fetch, while it is under way
+        self.blocked_reason: str | None = None  # set when the address guard refused the host
+        self.guard_checked = False
+        self.session = None  # keep-alive HTTP session, opened on first request
+
+    def has_work(self) -> bool:
+        return bool(self.resumed) or len(self.urls) > 0
+
+    def remaining(self) -> int:
+        return len(self.resumed) + len(self.urls)
+
+    def hold_after(self, answered_at: float) -> None:
+        """Keep the host's next request `delay` after this one was answered.
+
+        We time the gap from the answer (response headers, or the failure),
+        not from when we began to send: the host has surely seen the request
+        by then, so the gap between two request starts *as the host sees
+        them* is at least `delay`, whatever a new connection's handshake or a
+        busy scheduler did to the first one.
+        """
+        self.answered_at = answered_at
+        self.next_start = max(self.next_start, answered_at + self.delay)
+
+    def pause_until(self, when: float) -> None:
+        """Back off the whole host (after a timeout, 429 or 5xx)."""
+        self.next_start = max(self.next_start, when)
+
+
+class HostScheduler:
+    """Hands idle hosts whose clock allows a request to the fetch threads."""
+
+    def __init__(self):
+        self.lock = threading.Condition()
+        self._ready: list = []  # (-remaining work, seq, host): may start now
+        self._waiting: list = []  # (next_start, seq, host): clock not yet due
+        self._seq = itertools.count()
+        self._closed = False  # no more URLs will be fed
+        self._busy = 0
+
+    def schedule(self, host: HostQueue) -> None:
+        """Make an idle host with work available to a thread (lock held)."""
+        if host.busy or host.scheduled or not host.has_work():
+            return
+        host.scheduled = True
+        if host.next_start <= time.monotonic():
+            heapq.heappush(self._ready, (-host.remaining(), next(self._seq), host))
+        else:
+            heapq.heappush(self._waiting, (host.next_start, next(self._seq), host))
+        self.lock.notify()
+
+    def take(self) -> HostQueue | None:
+        """Block until a host may send its next request; None when all is done."""
+        with self.lock:
+            while True:
+                now = time.monotonic()
+                while self._waiting and self._waiting[0][0] <= now:
+                    _, seq, host = heapq.heappop(self._waiting)
+                    heapq.heappush(self._ready, (-host.remaining(), seq, host))
+                if self._ready:
+                    host = heapq.heappop(self._ready)[2]
+                    host.scheduled = False
+                    host.busy = True
+                    self._busy += 1
+                    return host
+                if self._closed and not self._waiting and not self._busy:
+                    self.lock.notify_all()
+                    return None
+                timeout = self._waiting[0][0] - now if self._waiting else None
+                self.lock.wait(timeout)
+
+    def give_back(self, host: HostQueue) -> None:
+        with self.lock:
+            host.busy = False
+            self._busy -= 1
+            self.schedule(host)
+            if not self._busy:
+                self.lock.notify_all()
+
+    def close(self) -> None:
+        """The feeder is done: threads may stop once every queue is empty."""
+        with self.lock:
+            self._closed = True
+            self.lock.notify_all()

@@ -1,0 +1,57 @@
+"""One fetched page as one line of XML, for the HtmlToXml job.
+
+    <page url="..." fetched_at="..." encoding="..." language="..."
+          [redirect_from="..."]><headline>...</headline><content>...</content></page>
+
+The document is built with lxml and serialised by it, so every special
+character is escaped by the library that will read it back.  The line never
+breaks: newlines, carriage returns and tabs, in attributes and text alike,
+are written as character references (&#10; &#13; &#9;), which parse back to
+the same characters.  Characters XML 1.0 forbids (most C0 controls, lone
+surrogates, U+FFFE and U+FFFF) are dropped, and text is NFC-normalised so
+one word has one spelling whatever the page's encoding composed it from.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from lxml import etree
+
+from mrcrawl.charset import decode_page
+from mrcrawl.html import parse_html
+from mrcrawl.text import headline, main_text
+
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+# Also NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR: legal in XML, but
+# line readers such as Python's str.splitlines() break lines on them.
+_LINE_BREAKING = str.maketrans({
+    "\n": "&#10;", "\r": "&#13;", "\t": "&#9;",
+    "\x85": "&#133;", "\u2028": "&#8232;", "\u2029": "&#8233;",
+})
+
+
+def xml_safe(text: str | None) -> str:
+    """`text` NFC-normalised, without the characters XML 1.0 cannot hold."""
+    if not text:
+        return ""
+    return unicodedata.normalize("NFC", _XML_FORBIDDEN.sub("", text))
+
+
+def page_to_xml(doc: dict, language: str) -> str:
+    """The XML line of a fetched doc record (see the module docstring)."""
+    root = parse_html(decode_page(doc))
+    page = etree.Element("page")
+    page.set("url", xml_safe(doc.get("url")))
+    page.set("fetched_at", xml_safe(doc.get("fetched_at")))
+    page.set("encoding", xml_safe(doc.get("encoding")))
+    page.set("language", xml_safe(language))
+    if doc.get("redirect_from"):
+        page.set("redirect_from", xml_safe(doc["redirect_from"]))
+    etree.SubElement(page, "headline").text = xml_safe(headline(root))
+    etree.SubElement(page, "content").text = xml_safe(main_text(root))
+    # lxml already writes attribute newlines and tabs as references, and
+    # the tree is serialised without indentation, so every raw line break
+    # or tab left in the output sits in character data, where a character
+    # reference means the same character.
+    return etree.tostring(page, encoding="unicode").translate(_LINE_BREAKING)

@@ -1,0 +1,26 @@
+"""What the Parser makes of one doc record: its out record.
+
+Every doc record yields one out record, even with no links, so that the out
+store's keys list every final URL of the layer: the Optimizer's cycle filter
+reads them instead of the much larger doc store.
+"""
+from __future__ import annotations
+
+from .charset import decode_page
+from .html import parse_html
+from .links import extract_links
+from .records import FETCHED, LINKS_FROM_PAGE, REDIRECT, REDIRECT_TARGET, new_out
+from .urls import UrlFilter
+
+
+def out_record(doc: dict, scope: UrlFilter) -> dict:
+    """The links `doc` contributes to the next layer, filtered by the crawl's scope."""
+    if doc["outcome"] == REDIRECT:
+        target = doc["redirect_to"]
+        links = [target] if target and scope.allows(target) else []
+        return new_out(links, REDIRECT_TARGET, doc["layer"], doc["fetched_at"])
+    links = []
+    if doc["outcome"] == FETCHED and doc["meta_follow"]:
+        root = parse_html(decode_page(doc))
+        links = [link for link in extract_links(root, doc["url"], doc["encoding"]) if scope.allows(link)]
+    return new_out(links, LINKS_FROM_PAGE, doc["layer"], doc["fetched_at"])

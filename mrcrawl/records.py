@@ -1,0 +1,82 @@
+"""The record schema: what the stores hold, defined once.
+
+Stores hold lines of `JSON key TAB JSON value` (see protocols.py).  The doc
+store's key is the record's `url`; its value is a doc record.  The out
+store's key is the same `url`; its value is an out record.  Records are plain
+dicts so that every mrjob runner can carry them as JSON without a class of
+ours on the other side.
+"""
+from __future__ import annotations
+
+import base64
+from datetime import datetime, timezone
+
+# Outcomes of one attempted URL.
+FETCHED = "fetched"  # a 2xx HTML page, body kept
+NOT_HTML = "not_html"  # a 2xx response of another type, body not kept
+REDIRECT = "redirect"  # redirected to another host: the target goes to the next layer
+HTTP_ERROR = "http_error"  # 4xx, 5xx after retries, too many redirects, loop
+NETWORK_ERROR = "network_error"  # DNS, connection or timeout failure after retries
+ROBOTS_DENIED = "robots_denied"  # robots.txt forbids it, or robots.txt was unreachable
+BLOCKED = "blocked"  # outside the crawl's filters or on a private network
+OUTCOMES = (FETCHED, NOT_HTML, REDIRECT, HTTP_ERROR, NETWORK_ERROR, ROBOTS_DENIED, BLOCKED)
+
+# Out record types, as in the thesis's OutLinksWritable.
+LINKS_FROM_PAGE = 0
+REDIRECT_TARGET = 1
+
+DOC_FIELDS = (
+    "url",  # last URL requested in this fetch (after same-host redirects)
+    "requested_url",  # the frontier URL this fetch started from
+    "redirect_from",  # requested_url when url differs from it, else None
+    "redirect_to",  # the other-host target of a `redirect` outcome, else None
+    "layer",
+    "outcome",
+    "status",  # HTTP status of the last response, or None
+    "fetched_at",  # ISO 8601 UTC start of the last request (or of the decision)
+    "content_type",  # media type of the last response, without parameters
+    "encoding",  # Python codec that decodes `body` to the page's text
+    "body",  # base64 of the exact body bytes (Content-Encoding undone); fetched only
+    "meta_follow",  # False when meta robots or X-Robots-Tag says nofollow
+    "meta_index",  # False when meta robots or X-Robots-Tag says noindex
+    "truncated",  # True when the body was cut at max_page_bytes
+    "error",  # what went wrong, or None
+    "headers",  # response headers of the last response, [[name, value], ...]
+    "http_version",  # e.g. "HTTP/1.1", for an exact status line in WARC export
+    "reason",  # the status line's reason phrase
+    "attempts",  # requests made for this URL, redirect hops and retries included
+)
+
+
+def utc_now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def new_doc(requested_url: str, layer: int) -> dict:
+    """A doc record for a URL about to be attempted; the fetcher fills it in."""
+    doc = dict.fromkeys(DOC_FIELDS)
+    doc.update(
+        url=requested_url,
+        requested_url=requested_url,
+        layer=layer,
+        fetched_at=utc_now_iso(),
+        meta_follow=True,
+        meta_index=True,
+        truncated=False,
+        attempts=0,
+    )
+    return doc
+
+
+def set_body(doc: dict, body: bytes) -> None:
+    doc["body"] = base64.b64encode(body).decode("ascii")
+
+
+def body_bytes(doc: dict) -> bytes:
+    body = doc.get("body")
+    return base64.b64decode(body) if body else b""
+
+
+def new_out(outlinks: list[str], link_type: int, layer: int, timestamp: str) -> dict:
+    """An out record: the links a doc record yields for the next layer."""
+    return {"outlinks": outlinks, "type": link_type, "layer": layer, "timestamp": timestamp}

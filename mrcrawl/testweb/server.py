@@ -1,0 +1,331 @@
+"""Serve a test web over real HTTP on loopback, and log every request.
+
+Each host of the web gets its own loopback address (127.0.0.2, .3, ...), all
+on one port, served by a ThreadingHTTPServer speaking HTTP/1.1 with
+keep-alive. The log records, per request, when it started and ended, so
+tests can check politeness (no overlap per host, gaps between starts).
+
+    with TestWebServer(seed=1) as server:
+        crawl(server.seeds, server.web.crawl_config())
+        entries = server.log
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import select
+import socket
+import socketserver
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from .model import Page, Web
+from .web import generate_web, seeds
+
+# How often a stalling handler checks whether the client hung up: the log's
+# end time of an abandoned request is at most this late.
+STALL_STEP = 0.01
+
+# Idle keep-alive connections are closed after this long, as real servers do.
+IDLE_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One request as the server saw it."""
+
+    address: str  # the host's loopback address
+    port: int
+    method: str
+    path: str  # the request target as received, query included
+    status: int | None  # None when the client left before a status line was sent
+    start: float  # time.monotonic() when the request line was read
+    end: float  # time.monotonic() when the response was sent or the client left
+    start_wall: float  # time.time() at the same moments
+    end_wall: float
+    connection: int  # one id per TCP connection: keep-alive reuse repeats it
+    user_agent: str | None
+    completed: bool  # the whole response was sent
+
+
+class _HostServer(ThreadingHTTPServer):
+    """The server of one loopback address."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], owner: TestWebServer):
+        self.owner = owner
+        super().__init__(address, _Handler)
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind would look up the address's host name, which
+        # may ask a DNS server; the name is never needed.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = self.server_address[:2]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive; every response has a Content-Length
+    timeout = IDLE_TIMEOUT
+    # Headers and body go out in separate writes; with Nagle's algorithm the
+    # body would wait for the client's delayed ACK, ~40 ms per request.
+    disable_nagle_algorithm = True
+    server: _HostServer
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection_id = self.server.owner._connection_opened(self.connection)
+
+    def finish(self) -> None:
+        self.server.owner._connection_closed(self.connection)
+        super().finish()
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except ConnectionError:
+            pass  # a client reset its connection between requests: normal, not worth a traceback
+
+    def parse_request(self) -> bool:
+        self.started = (time.monotonic(), time.time())
+        return super().parse_request()
+
+    def log_message(self, format: str, *args) -> None:
+        pass  # the request log replaces stderr noise
+
+    def do_GET(self) -> None:
+        self._serve(send_body=True)
+
+    def do_HEAD(self) -> None:
+        self._serve(send_body=False)
+
+    def _serve(self, send_body: bool) -> None:
+        owner = self.server.owner
+        owner._request_started()
+        sent_status, completed = None, False
+        try:
+            page = owner.web.respond(self.server.server_name, self.path)
+            status, headers, body = owner._response(page, self.headers.get("Accept-Encoding", ""))
+            if page.stall and not page.stall_after_headers and self._client_left_during(page.stall):
+                return
+            self.send_response(status)
+            sent_status = status
+            for name, value in headers:
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if send_body:
+                if page.stall and page.stall_after_headers:
+                    half = len(body) // 2
+                    self.wfile.write(body[:half])
+                    self.wfile.flush()
+                    if self._client_left_during(page.stall):
+                        return
+                    body = body[half:]
+                self.wfile.write(body)
+            self.wfile.flush()
+            completed = True
+        except OSError:  # the client closed the connection under us
+            pass
+        finally:
+            if not completed:
+                self.close_connection = True
+            owner._record(self, sent_status, completed)
+
+    def _client_left_during(self, seconds: float) -> bool:
+        """Wait up to `seconds`, in small steps, returning early (True) as soon
+        as the client closes the connection, so the log's end time shows when
+        the client gave up."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            readable, _, _ = select.select([self.connection], [], [], min(STALL_STEP, left))
+            if readable:
+                try:
+                    if not self.connection.recv(1, socket.MSG_PEEK):
+                        return True  # orderly close
+                except OSError:
+                    return True  # reset
+                time.sleep(STALL_STEP)  # the client sent more; keep stalling
+        return False
+
+
+class TestWebServer:
+    """Serves a generated web on 127.0.0.2, .3, ... (one port for all) and
+    logs every request. Use as a context manager, or start()/stop().
+
+    `web_factory(port)` may build a custom Web instead of generate_web(); its
+    hosts must be the first `hosts` addresses from 127.0.0.2."""
+
+    __test__ = False  # not a pytest test class, whatever its name says
+
+    def __init__(self, seed: int = 1, hosts: int = 8, *, stall_seconds: float = 5.0, web_factory=None):
+        self.seed = seed
+        self.host_count = hosts
+        self.stall_seconds = stall_seconds
+        self.web_factory = web_factory
+        self.web: Web | None = None
+        self.port: int | None = None
+        self._servers: list[_HostServer] = []
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+        self._idle = threading.Condition(self._lock)
+        self._in_flight = 0
+        self._log: list[LogEntry] = []
+        self._connection_ids = itertools.count(1)
+        self._open_connections: set[socket.socket] = set()
+        self._flaky_seen: set[str] = set()
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def start(self) -> TestWebServer:
+        if self._servers:
+            raise RuntimeError("already started")
+        addresses = [f"127.0.0.{2 + i}" for i in range(self.host_count)]
+        self.port, self._servers = _bind_same_port(addresses, self)
+        try:
+            if self.web_factory:
+                self.web = self.web_factory(self.port)
+            else:
+                self.web = generate_web(self.seed, self.host_count, port=self.port,
+                                        stall_seconds=self.stall_seconds)
+            if list(self.web.addresses) != addresses or self.web.port != self.port:
+                raise ValueError("the web's hosts must be the served addresses and port")
+        except BaseException:
+            for server in self._servers:
+                server.server_close()
+            self._servers = []
+            raise
+        for server in self._servers:
+            thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
+                                      name=f"testweb {server.server_name}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        return self
+
+    def stop(self) -> None:
+        for server in self._servers:
+            server.shutdown()
+            server.server_close()
+        # Idle keep-alive connections would hold their threads until the idle
+        # timeout; shutting the sockets ends them now.
+        with self._lock:
+            connections = list(self._open_connections)
+        for connection in connections:
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        for thread in self._threads:
+            thread.join(timeout=5)
+        self._servers, self._threads = [], []
+
+    def __enter__(self) -> TestWebServer:
+        return self if self._servers else self.start()  # start_test_web() already started it
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # -- for tests ---------------------------------------------------------------
+
+    @property
+    def seeds(self) -> list[str]:
+        return seeds(self.web)
+
+    @property
+    def log(self) -> list[LogEntry]:
+        """A copy of the request log, in order of request start. (Entries are
+        appended when a request ends, and a client may already have sent its
+        next request by then.)"""
+        with self._lock:
+            return sorted(self._log, key=lambda entry: entry.start)
+
+    def wait_idle(self, timeout: float = 5.0) -> bool:
+        """Wait until no request is being answered, so that the log holds every
+        request a client has seen answered. False if that took over `timeout`."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._in_flight == 0, timeout)
+
+    def clear_log(self) -> None:
+        with self._lock:
+            self._log.clear()
+
+    def reset_flaky(self) -> None:
+        """Make flaky pages fail their next request again, as on a new server."""
+        with self._lock:
+            self._flaky_seen.clear()
+
+    # -- used by the handlers -----------------------------------------------------
+
+    def _response(self, page: Page, accept_encoding: str) -> tuple[int, list[tuple[str, str]], bytes]:
+        """Status, headers (no Content-Length) and body bytes for one request."""
+        if page.flaky and self._first_request(page.url):
+            return 503, [("Content-Type", "text/plain")], b"Temporarily unavailable; try again.\n"
+        headers = [("Content-Type", page.content_type)] if page.content_type else []
+        headers += list(page.headers)
+        body = page.body
+        if page.gzip_body is not None:
+            headers.append(("Vary", "Accept-Encoding"))
+            accepted = {token.split(";")[0].strip().lower() for token in accept_encoding.split(",")}
+            if "gzip" in accepted:
+                headers.append(("Content-Encoding", "gzip"))
+                body = page.gzip_body
+        return page.status, headers, body
+
+    def _request_started(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+
+    def _first_request(self, url: str) -> bool:
+        with self._lock:
+            first = url not in self._flaky_seen
+            self._flaky_seen.add(url)
+            return first
+
+    def _connection_opened(self, connection: socket.socket) -> int:
+        with self._lock:
+            self._open_connections.add(connection)
+            return next(self._connection_ids)
+
+    def _connection_closed(self, connection: socket.socket) -> None:
+        with self._lock:
+            self._open_connections.discard(connection)
+
+    def _record(self, handler: _Handler, status: int | None, completed: bool) -> None:
+        start, start_wall = handler.started
+        entry = LogEntry(
+            address=handler.server.server_name, port=handler.server.server_port,
+            method=handler.command, path=handler.path, status=status,
+            start=start, end=time.monotonic(), start_wall=start_wall, end_wall=time.time(),
+            connection=handler.connection_id, user_agent=handler.headers.get("User-Agent"),
+            completed=completed)
+        with self._lock:
+            self._log.append(entry)
+            self._in_flight -= 1
+            self._idle.notify_all()
+
+
+def _bind_same_port(addresses: list[str], owner: TestWebServer, attempts: int = 50):
+    """Bind every address on one port: let the OS pick a free port for the
+    first, then try that port on the others; start over on a collision."""
+    for _ in range(attempts):
+        servers = [_HostServer((addresses[0], 0), owner)]
+        port = servers[0].server_address[1]
+        try:
+            for address in addresses[1:]:
+                servers.append(_HostServer((address, port), owner))
+            return port, servers
+        except OSError as error:
+            for server in servers:
+                server.server_close()
+            if error.errno != errno.EADDRINUSE:
+                raise
+    raise RuntimeError(f"found no port free on all of {addresses[0]}..{addresses[-1]}")
+
+
+def start_test_web(seed: int = 1, hosts: int = 8, **options) -> TestWebServer:
+    """Bind a port on every host address, generate the web for it, serve it.
+    The caller stops it (or uses it as a context manager)."""
+    return TestWebServer(seed, hosts, **options).start()

@@ -1,0 +1,86 @@
+"""Running real crawls of the generated test web, and reading their stores."""
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+
+from mrcrawl import driver
+from mrcrawl.records import DOC_FIELDS
+
+
+def write_inputs(server, directory: Path, **overrides) -> tuple[Path, Path, dict]:
+    """A seed file and a YAML config for crawling `server`'s web."""
+    config = server.web.crawl_config(**overrides)
+    conf = directory / "testweb.yaml"
+    conf.write_text(yaml.safe_dump(config), encoding="utf-8")
+    seeds = directory / "seeds.txt"
+    seeds.write_text("# the test web's home pages\n" + "\n".join(server.seeds) + "\n", encoding="utf-8")
+    return seeds, conf, config
+
+
+def crawl(seeds: Path, conf: Path, output: Path, depth: int, runner: str = "inline", *extra: str) -> int:
+    return driver.main([str(seeds), "--depth", str(depth), "--conf", str(conf), "--output", str(output), "--runner", runner, *extra])
+
+
+def driver_command(seeds: Path, conf: Path, output: Path, depth: int, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "mrcrawl.driver", str(seeds), "--depth", str(depth), "--conf", str(conf), "--output", str(output), *extra]
+
+
+def read_records(directory: Path) -> list[tuple]:
+    """(key, value) of every line of a store's part files."""
+    records = []
+    for part in sorted(directory.glob("part-*")):
+        for line in part.read_text(encoding="utf-8").splitlines():
+            key, value = line.split("\t", 1)
+            records.append((json.loads(key), json.loads(value)))
+    return records
+
+
+def layer_docs(output: Path, layer: int) -> list[dict]:
+    return [doc for _, doc in read_records(output / "doc" / str(layer))]
+
+
+def layer_triples(output: Path, layer: int) -> set[tuple[str, str, str]]:
+    return {(doc["requested_url"], doc["outcome"], doc["url"]) for doc in layer_docs(output, layer)}
+
+
+def frontier(output: Path, layer: int) -> list[str]:
+    lines = []
+    for part in sorted((output / "in" / str(layer)).glob("part-*")):
+        lines += [line for line in part.read_text(encoding="utf-8").splitlines() if line]
+    return lines
+
+
+def politeness_violations(log, web, config: dict) -> list[str]:
+    """Every pair of consecutive requests to one host that overlap, or start
+    closer together than max(delay, the host's capped Crawl-delay)."""
+    by_host = defaultdict(list)
+    for entry in log:
+        by_host[entry.address].append(entry)
+    problems = []
+    for address, entries in by_host.items():
+        host = web.host(f"http://{address}:{web.port}/")
+        crawl_delay = host.robots.crawl_delay(web_agent_token()) if host else None
+        delay = max(config["delay"], min(crawl_delay or 0.0, config["max_crawl_delay"]))
+        entries.sort(key=lambda entry: entry.start)
+        for before, after in zip(entries, entries[1:]):
+            if after.start < before.end:
+                problems.append(f"{address}: {after.path} started before {before.path} ended")
+            gap = after.start - before.start
+            if gap < delay:
+                problems.append(f"{address}: {before.path} -> {after.path} only {gap:.4f}s apart (delay {delay})")
+    return problems
+
+
+def web_agent_token() -> str:
+    from mrcrawl.testweb import AGENT_TOKEN
+
+    return AGENT_TOKEN
+
+
+def assert_doc_schema(doc: dict) -> None:
+    assert set(DOC_FIELDS) <= set(doc), f"missing fields: {set(DOC_FIELDS) - set(doc)}"

@@ -1,0 +1,92 @@
+"""Bad arguments, configs and seed files: exit 2, one line naming the problem, nothing written."""
+import subprocess
+import sys
+
+import pytest
+
+GOOD_CONFIG = "language: en\nuser_agent: mrcrawl-test/1.0\n"
+
+
+def run_driver(tmp_path, config_text=GOOD_CONFIG, seeds_text="http://127.0.0.2:9/\n", extra=(), depth="1"):
+    conf = tmp_path / "c.yaml"
+    conf.write_text(config_text, encoding="utf-8")
+    seeds = tmp_path / "seeds.txt"
+    if seeds_text is not None:
+        seeds.write_text(seeds_text, encoding="utf-8")
+    output = tmp_path / "out"
+    command = [sys.executable, "-m", "mrcrawl.driver", str(seeds), "--depth", depth, "--conf", str(conf), "--output", str(output), *extra]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    return result, output
+
+
+@pytest.mark.parametrize(
+    "config_text, expected",
+    [
+        (GOOD_CONFIG + "dealy: 2\n", ["dealy", "unknown key"]),
+        (GOOD_CONFIG + "threads: many\n", ["threads", "integer"]),
+        (GOOD_CONFIG + "threads: 0\n", ["threads", ">= 1"]),
+        (GOOD_CONFIG + "delay: -1\n", ["delay", ">= 0"]),
+        (GOOD_CONFIG + "timeout: 0\n", ["timeout", "> 0"]),
+        (GOOD_CONFIG + "obey_robots: maybe\n", ["obey_robots", "true or false"]),
+        (GOOD_CONFIG + "url_allow: 'x'\n", ["url_allow", "list"]),
+        ("user_agent: mrcrawl-test/1.0\n", ["language", "required"]),
+        ("language: en\n", ["user_agent", "required"]),
+        ("language: en\nuser_agent: '  '\n", ["user_agent", "non-empty"]),
+        (GOOD_CONFIG + "url_allow: ['^http://(a|b']\n", ["url_allow[0]", "regular expression"]),
+        (GOOD_CONFIG + "url_deny: ['[z-a]']\n", ["url_deny[0]", "regular expression"]),
+        (GOOD_CONFIG + "delay: [1\n", ["line", "YAML"]),
+        ("- just\n- a list\n", ["mapping"]),
+        (GOOD_CONFIG + "proxy: ftp://x\n", ["proxy"]),
+    ],
+)
+def test_bad_config_exits_2_with_one_line_and_writes_nothing(tmp_path, config_text, expected):
+    result, output = run_driver(tmp_path, config_text)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "c.yaml" in lines[0]
+    for word in expected:
+        assert word in lines[0]
+    assert not output.exists()
+
+
+def test_missing_seed_file(tmp_path):
+    result, output = run_driver(tmp_path, seeds_text=None)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "seeds.txt" in result.stderr and "cannot read" in result.stderr
+    assert not output.exists()
+
+
+def test_seed_file_without_a_usable_url(tmp_path):
+    result, output = run_driver(tmp_path, seeds_text="# only a comment\n\nnot a url\nftp://x/\n")
+    assert result.returncode == 2
+    assert "seeds.txt" in result.stderr.splitlines()[-1] and "no usable seed" in result.stderr
+    assert not output.exists()
+
+
+def test_missing_config_file(tmp_path):
+    result, output = run_driver(tmp_path)
+    (tmp_path / "c.yaml").unlink()
+    command = [sys.executable, "-m", "mrcrawl.driver", str(tmp_path / "seeds.txt"), "--depth", "1", "--conf", str(tmp_path / "c.yaml"), "--output", str(tmp_path / "o2")]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "c.yaml" in result.stderr and "cannot read" in result.stderr
+    assert not (tmp_path / "o2").exists()
+
+
+@pytest.mark.parametrize("depth", ["0", "-3"])
+def test_depth_below_one(tmp_path, depth):
+    result, output = run_driver(tmp_path, depth=depth)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "--depth" in result.stderr
+    assert not output.exists()
+
+
+def test_unknown_runner(tmp_path):
+    result, output = run_driver(tmp_path, extra=["--runner", "mapreduce2000"])
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "--runner" in result.stderr
+    assert not output.exists()

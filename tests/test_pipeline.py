@@ -1,0 +1,119 @@
+"""End to end: crawls of the generated test web with real mrjob runners,
+checked layer by layer against the oracle's BFS and against the server's log."""
+from __future__ import annotations
+
+import base64
+from collections import Counter
+
+import pytest
+from lxml import etree
+
+from crawl_support import (
+    assert_doc_schema, crawl, frontier, layer_docs, layer_triples, politeness_violations,
+    read_records, write_inputs,
+)
+from mrcrawl.charset import decode_page
+from mrcrawl.records import FETCHED, REDIRECT, REDIRECT_TARGET
+from mrcrawl.testweb import expected_layers_for_config
+
+
+@pytest.mark.parametrize("runner", ["inline", "local"])
+@pytest.mark.parametrize("depth", [1, 2, 3, 4])
+def test_each_layer_equals_the_oracle(web_server, tmp_path, runner, depth):
+    seeds, conf, config = write_inputs(web_server, tmp_path)
+    output = tmp_path / "crawl"
+    assert crawl(seeds, conf, output, depth, runner) == 0
+    expected = expected_layers_for_config(web_server.web, config, web_server.seeds, depth=depth)
+    crawled = sorted(int(p.name) for p in (output / "doc").iterdir() if p.name.isdigit())
+    assert crawled == list(range(len(expected)))
+    for layer, oracle in enumerate(expected):
+        assert layer_triples(output, layer) == oracle, f"layer {layer}"
+    web_server.wait_idle()
+    assert politeness_violations(web_server.log, web_server.web, config) == []
+
+
+def test_stores_of_a_depth_3_crawl(web_server, tmp_path):
+    seeds, conf, config = write_inputs(web_server, tmp_path)
+    output = tmp_path / "crawl"
+    assert crawl(seeds, conf, output, 3) == 0
+    web = web_server.web
+
+    assert frontier(output, 0) == web_server.seeds
+    all_docs = []
+    for layer in range(3):
+        urls = frontier(output, layer)
+        assert len(urls) == len(set(urls)), f"in/{layer} repeats a URL"
+        docs = layer_docs(output, layer)
+        assert sorted(doc["requested_url"] for doc in docs) == sorted(urls)
+        all_docs += docs
+    for doc in all_docs:
+        assert_doc_schema(doc)
+        assert (doc["body"] is not None) == (doc["outcome"] == FETCHED)
+        assert doc["redirect_from"] == (doc["requested_url"] if doc["url"] != doc["requested_url"] else None)
+        assert doc["fetched_at"].endswith("Z")
+
+    # Decoding: every page in a charset of the contract reads back as its text.
+    charset_docs = [doc for doc in all_docs if doc["outcome"] == FETCHED and web.page(doc["url"]).text is not None]
+    assert len({web.page(doc["url"]).charset for doc in charset_docs}) >= 5
+    for doc in charset_docs:
+        page = web.page(doc["url"])
+        if doc["truncated"]:
+            continue
+        assert decode_page(doc) == page.text, f"{doc['url']} ({page.charset}, {page.declared}) as {doc['encoding']}"
+    # An oversized page is cut at max_page_bytes and says so.
+    truncated = [doc for doc in all_docs if doc["truncated"]]
+    assert truncated
+    for doc in truncated:
+        body = base64.b64decode(doc["body"])
+        assert len(body) == config["max_page_bytes"]
+        assert web.page(doc["url"]).body.startswith(body)
+    # Meta robots and X-Robots-Tag land in the record.
+    for doc in all_docs:
+        if doc["outcome"] == FETCHED:
+            page = web.page(doc["url"])
+            assert (doc["meta_follow"], doc["meta_index"]) == (page.follow, page.index), doc["url"]
+
+    # Out store: a redirect yields exactly its (in-scope) target, as type 1.
+    outs = dict(read_records(output / "out" / "1")) | dict(read_records(output / "out" / "2"))
+    redirects = [doc for doc in all_docs if doc["outcome"] == REDIRECT and doc["layer"] > 0]
+    assert redirects
+    for doc in redirects:
+        out = outs[doc["url"]]
+        assert out["type"] == REDIRECT_TARGET
+        assert out["outlinks"] in ([doc["redirect_to"]], [])
+
+    # Merge: one record per final URL; a fetched record wins.
+    merged = read_records(output / "doc" / "merged")
+    keys = [key for key, _ in merged]
+    assert len(keys) == len(set(keys))
+    assert set(keys) == {doc["url"] for doc in all_docs}
+    fetched_urls = {doc["url"] for doc in all_docs if doc["outcome"] == FETCHED}
+    for key, doc in merged:
+        assert key == doc["url"]
+        assert (doc["outcome"] == FETCHED) == (key in fetched_urls)
+
+    # XML: one well-formed document per indexable fetched page, one per line.
+    xml_dirs = list((output / "xml").iterdir())
+    assert len(xml_dirs) == 1
+    lines = []
+    for part in sorted(xml_dirs[0].glob("part-*")):
+        lines += part.read_text(encoding="utf-8").splitlines()
+    indexable = {key for key, doc in merged if doc["outcome"] == FETCHED and doc["meta_index"]}
+    assert {line.split("\t", 1)[0] for line in lines} == indexable
+    assert len(lines) == len(indexable)
+    for line in lines:
+        url, xml = line.split("\t", 1)
+        page = etree.fromstring(xml.encode("utf-8"))
+        assert page.tag == "page" and page.get("url") == url
+        assert page.get("language") == "en" and page.get("encoding") and page.get("fetched_at")
+
+
+def test_no_loopback_fetch_without_allow_private_networks(web_server, tmp_path):
+    seeds, conf, _ = write_inputs(web_server, tmp_path, allow_private_networks=False)
+    output = tmp_path / "crawl"
+    assert crawl(seeds, conf, output, 2) == 0
+    docs = layer_docs(output, 0)
+    assert Counter(doc["outcome"] for doc in docs) == {"blocked": len(web_server.seeds)}
+    assert all("non-public" in doc["error"] for doc in docs)
+    web_server.wait_idle()
+    assert web_server.log == []
