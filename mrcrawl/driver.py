@@ -279,6 +279,8 @@ def lock(store: CrawlStore):
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(levelname)s: %(message)s")
+    # mrjob warns on every job that no mrjob.conf exists; that is the normal case here.
+    logging.getLogger("mrjob.conf").setLevel(logging.ERROR)
     try:
         args = parse_args(argv)
         config = load_config(args.conf)

@@ -117,3 +117,17 @@ def test_no_loopback_fetch_without_allow_private_networks(web_server, tmp_path):
     assert all("non-public" in doc["error"] for doc in docs)
     web_server.wait_idle()
     assert web_server.log == []
+
+
+def test_demo_command_crawls_the_bundled_test_web(tmp_path):
+    import subprocess
+    import sys
+
+    output = tmp_path / "demo"
+    result = subprocess.run(
+        [sys.executable, "-m", "mrcrawl.testweb", "demo", "--depth", "1", "--output", str(output)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "pages fetched" in result.stdout and str(output / "doc" / "0") in result.stdout
+    assert (output / "crawl.json").exists() and list((output / "xml").iterdir())
