@@ -96,12 +96,6 @@ def _media_type(content_type: str | None) -> str | None:
     return content_type.split(";", 1)[0].strip().lower() or None
 
 
-def _looks_like_html(body: bytes) -> bool:
-    """WHATWG-style sniffing for a response that names no Content-Type."""
-    start = body[:512].lstrip().lower()
-    return start.startswith((b"<!doctype html", b"<html", b"<head", b"<body", b"<title"))
-
-
 class Fetcher:
     """Fetch URLs fed one by one; yield a doc record for each, in any order."""
 
@@ -338,10 +332,10 @@ class Fetcher:
 
     def _settle_response(self, doc: dict, exchange: Exchange) -> None:
         body = exchange.body
-        media_type = exchange.content_type
-        is_html = media_type in HTML_TYPES or (media_type is None and body is not None and _looks_like_html(body))
         follow, index = header_directives(exchange.header_values("x-robots-tag"), self.agent)
-        if is_html and body is not None:
+        # Only a declared HTML type counts: sniffing a missing Content-Type
+        # would make what we index depend on guesswork.
+        if exchange.content_type in HTML_TYPES and body is not None:
             doc["encoding"] = detect_encoding(body, exchange.content_type_header)
             head = parse_html(decode_body(body[:HEAD_BYTES], doc["encoding"]))
             meta_follow, meta_index = page_directives(head, self.agent)
@@ -430,7 +424,7 @@ class Fetcher:
 
     def _worth_reading(self, exchange: Exchange, response: requests.Response) -> bool:
         """HTML bodies we keep; small others we read to reuse the connection."""
-        if exchange.content_type in HTML_TYPES or exchange.content_type is None:
+        if exchange.content_type in HTML_TYPES:
             return True
         length = response.headers.get("Content-Length", "")
         return length.isdigit() and int(length) <= SMALL_BODY

@@ -3,6 +3,7 @@ checked layer by layer against the oracle's BFS and against the server's log."""
 from __future__ import annotations
 
 import base64
+import re
 from collections import Counter
 
 import pytest
@@ -131,3 +132,44 @@ def test_demo_command_crawls_the_bundled_test_web(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "pages fetched" in result.stdout and str(output / "doc" / "0") in result.stdout
     assert (output / "crawl.json").exists() and list((output / "xml").iterdir())
+
+
+def test_seed_file_spellings_are_normalised_and_bad_ones_reported(web_server, tmp_path, capsys):
+    seeds, conf, _ = write_inputs(web_server, tmp_path)
+    spellings = web_server.web.seed_spellings
+    seeds.write_text("# odd spellings\n\n" + "\n".join(spellings) + "\n", encoding="utf-8")
+    output = tmp_path / "crawl"
+    assert crawl(seeds, conf, output, 1) == 0
+    allowed = re.compile(web_server.web.url_allow)
+    expected = []
+    for canonical in spellings.values():
+        if canonical and allowed.search(canonical) and canonical not in expected:
+            expected.append(canonical)
+    assert frontier(output, 0) == expected
+    reported = capsys.readouterr().err
+    for spelling, canonical in spellings.items():
+        if canonical is None:
+            assert repr(spelling) in reported and "not an absolute http(s) URL" in reported
+        elif not allowed.search(canonical):
+            assert f"{canonical}: outside url_allow/url_deny" in reported
+
+
+def test_politeness_and_keep_alive_under_many_threads(web_server, tmp_path):
+    seeds, conf, config = write_inputs(web_server, tmp_path, threads=16, delay=0.1)
+    output = tmp_path / "crawl"
+    assert crawl(seeds, conf, output, 3) == 0
+    web_server.wait_idle()
+    log = web_server.log
+    assert politeness_violations(log, web_server.web, config) == []
+    # The threads really did work on several hosts at once (requests here
+    # take a millisecond, so catching two in flight together is enough) ...
+    busiest = max(
+        sum(1 for other in log if other.address != entry.address and other.start <= entry.start < other.end)
+        for entry in log
+    )
+    assert busiest >= 1
+    # ... and each host's requests of a layer mostly share one connection.
+    for address in {entry.address for entry in log}:
+        requests = [entry for entry in log if entry.address == address]
+        connections = {entry.connection for entry in requests}
+        assert len(connections) <= 3 + len(requests) // 4, address
