@@ -46,6 +46,8 @@ SMALL_BODY = 64 * 1024  # bodies we read only to keep the connection alive
 HEAD_BYTES = 64 * 1024  # meta robots must sit in <head>: parse no more than this
 CHUNK = 64 * 1024
 URLS_IN_MEMORY = 20_000  # per reducer task; the rest of the frontier waits on local disk
+PROGRESS_EVERY = 10.0  # seconds between progress reports while the queues drain
+_THREAD_DONE = object()  # what a fetch thread puts on the results queue as it exits
 
 
 @dataclass
@@ -94,6 +96,24 @@ def _media_type(content_type: str | None) -> str | None:
     if not content_type:
         return None
     return content_type.split(";", 1)[0].strip().lower() or None
+
+
+OTHER_HOST = "redirect to another host"
+
+
+def _redirect(host: HostQueue, task: Task, exchange: Exchange) -> tuple[str | None, str | None]:
+    """A redirect's canonical target, and why it must not be followed (or None)."""
+    location = exchange.header_values("location")
+    target = resolve_link(location[0], task.url) if location else None
+    if target is None:
+        return None, f"HTTP {exchange.status} without a usable Location"
+    if host_key(target) != host.key:
+        return target, OTHER_HOST
+    if task.hops >= MAX_REDIRECTS:
+        return target, f"more than {MAX_REDIRECTS} redirects"
+    if target == task.url or target in task.visited:
+        return target, f"redirect loop back to {target}"
+    return target, None
 
 
 class Fetcher:
@@ -151,15 +171,18 @@ class Fetcher:
         with self.scheduler.lock:
             self._done_feeding()
         self.scheduler.close()
-        last_report = time.monotonic()
-        while any(thread.is_alive() for thread in self._threads) or not self.results.empty():
+        working = len(self._threads)
+        while working:
             try:
-                yield self.results.get(timeout=0.5)
+                doc = self.results.get(timeout=PROGRESS_EVERY)
             except queue.Empty:
-                pass
-            if self._on_progress and time.monotonic() - last_report > 10:
-                last_report = time.monotonic()
-                self._on_progress(self.progress())
+                if self._on_progress:
+                    self._on_progress(self.progress())
+                continue
+            if doc is _THREAD_DONE:
+                working -= 1
+            else:
+                yield doc
         hold_until = max((host.next_start for host in self.hosts.values()), default=0.0)
         time.sleep(max(0.0, hold_until - time.monotonic()))
         for host in self.hosts.values():
@@ -187,13 +210,16 @@ class Fetcher:
     # ---- the fetch threads -------------------------------------------------
 
     def _work(self) -> None:
-        while (host := self.scheduler.take()) is not None:
-            try:
-                self._serve(host)
-            finally:
-                if host.fed and not host.has_work():
-                    self._close_session(host)
-                self.scheduler.give_back(host)
+        try:
+            while (host := self.scheduler.take()) is not None:
+                try:
+                    self._serve(host)
+                finally:
+                    if host.fed and not host.has_work():
+                        self._close_session(host)
+                    self.scheduler.give_back(host)
+        finally:
+            self.results.put(_THREAD_DONE)
 
     def _serve(self, host: HostQueue) -> None:
         """Advance the host's work by at most one request."""
@@ -210,11 +236,12 @@ class Fetcher:
             return
         while (task := self._next_task(host)) is not None:
             try:
-                if not self._refused(host, task):
-                    self._step_page(host, task)
-                    return
+                if self._refused(host, task):
+                    continue  # settled without a request: the host is still ours
+                self._step_page(host, task)
             except Exception as error:
                 self._finish(task.doc, NETWORK_ERROR, self._unexpected(task, error))
+            return  # a request may have been made: the host's clock must run
 
     def _unexpected(self, task: Task, error: Exception) -> str:
         """Log a bug's traceback; one bad page must not end a month-long crawl."""
@@ -258,8 +285,8 @@ class Fetcher:
             what = f"HTTP {status}" if status else exchange.error
             policy = RobotsPolicy.deny_all(f"robots.txt unreachable ({what})")
         elif status in REDIRECT_STATUSES:
-            target = self._same_host_target(host, task, exchange)
-            if target is not None:
+            target, problem = _redirect(host, task, exchange)
+            if problem is None:
                 host.robots_task = task.next_hop(target)
                 return
             # RFC 9309: a robots.txt we cannot follow to is "unavailable".
@@ -302,33 +329,16 @@ class Fetcher:
             self._finish(doc, HTTP_ERROR, f"HTTP {status}")
 
     def _follow(self, host: HostQueue, task: Task, exchange: Exchange) -> None:
-        location = exchange.header_values("location")
-        target = resolve_link(location[0], task.url) if location else None
-        if target is None:
-            self._finish(task.doc, HTTP_ERROR, f"HTTP {exchange.status} without a usable Location")
-        elif host_key(target) != host.key:
+        target, problem = _redirect(host, task, exchange)
+        if problem == OTHER_HOST:
             task.doc["redirect_to"] = target
             self._finish(task.doc, REDIRECT, None)
-        elif task.hops >= MAX_REDIRECTS:
-            self._finish(task.doc, HTTP_ERROR, f"more than {MAX_REDIRECTS} redirects")
-        elif target == task.url or target in task.visited:
-            self._finish(task.doc, HTTP_ERROR, f"redirect loop back to {target}")
+        elif problem is not None:
+            self._finish(task.doc, HTTP_ERROR, problem)
         else:
             hop = task.next_hop(target)
             if not self._refused(host, hop):
                 host.resumed.appendleft(hop)
-
-    def _same_host_target(self, host: HostQueue, task: Task, exchange: Exchange) -> str | None:
-        location = exchange.header_values("location")
-        target = resolve_link(location[0], task.url) if location else None
-        ok = (
-            target is not None
-            and host_key(target) == host.key
-            and task.hops < MAX_REDIRECTS
-            and target != task.url
-            and target not in task.visited
-        )
-        return target if ok else None
 
     def _settle_response(self, doc: dict, exchange: Exchange) -> None:
         body = exchange.body

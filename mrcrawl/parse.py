@@ -6,11 +6,15 @@ reads them instead of the much larger doc store.
 """
 from __future__ import annotations
 
+import logging
+
 from .charset import decode_page
 from .html import parse_html
 from .links import extract_links
 from .records import FETCHED, LINKS_FROM_PAGE, REDIRECT, REDIRECT_TARGET, new_out
 from .urls import UrlFilter
+
+log = logging.getLogger(__name__)
 
 
 def out_record(doc: dict, scope: UrlFilter) -> dict:
@@ -21,6 +25,9 @@ def out_record(doc: dict, scope: UrlFilter) -> dict:
         return new_out(links, REDIRECT_TARGET, doc["layer"], doc["fetched_at"])
     links = []
     if doc["outcome"] == FETCHED and doc["meta_follow"]:
-        root = parse_html(decode_page(doc))
-        links = [link for link in extract_links(root, doc["url"], doc["encoding"]) if scope.allows(link)]
+        try:
+            root = parse_html(decode_page(doc))
+            links = [link for link in extract_links(root, doc["url"], doc["encoding"]) if scope.allows(link)]
+        except Exception:  # one page that breaks the parser must not stop the layer
+            log.exception("no links taken from %s", doc["url"])
     return new_out(links, LINKS_FROM_PAGE, doc["layer"], doc["fetched_at"])
