@@ -102,6 +102,14 @@ def main_text(root, drop_boilerplate_names: bool = True) -> str:
                 paragraphs.append(paragraph)
             current.clear()
 
+    def element_boundary(tag: str) -> None:
+        # A block element's start and end both close the paragraph; a table
+        # cell's only separate its words from the next cell's.
+        if tag in BLOCK_TAGS:
+            end_paragraph()
+        elif tag in CELL_TAGS:
+            current.append(" ")
+
     walker = etree.iterwalk(root, events=("start", "end"))
     for event, element in walker:
         tag = element.tag
@@ -119,17 +127,11 @@ def main_text(root, drop_boilerplate_names: bool = True) -> str:
             ):
                 walker.skip_subtree()
                 continue
-            if tag in BLOCK_TAGS:
-                end_paragraph()
-            elif tag in CELL_TAGS:
-                current.append(" ")
+            element_boundary(tag)
             if element.text:
                 current.append(element.text)
         else:
-            if tag in BLOCK_TAGS:
-                end_paragraph()
-            elif tag in CELL_TAGS:
-                current.append(" ")
+            element_boundary(tag)
             if element.tail:
                 current.append(element.tail)
     end_paragraph()
