@@ -42,6 +42,10 @@ class UsageError(Exception):
     """A bad command line, config or seed file: exit 2, nothing written."""
 
 
+class StepFailed(Exception):
+    """A job failed; the steps before it are stored, and --resume goes on from it."""
+
+
 class _ArgumentParser(argparse.ArgumentParser):
     def error(self, message):
         raise UsageError(f"{self.prog}: {message}")
@@ -171,7 +175,11 @@ class Crawl:
         scratch = self.store.scratch(name)
         started = time.monotonic()
         if inputs:
-            counters = self._run_job(job_class, inputs, scratch, layer)
+            try:
+                counters = self._run_job(job_class, inputs, scratch, layer)
+            except Exception as error:
+                logging.getLogger(__name__).exception("step %s failed", name)
+                raise StepFailed(f"{name} failed: {type(error).__name__}: {error}") from error
         else:
             scratch.mkdir()
             (scratch / "part-00000").touch()
@@ -302,7 +310,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"mrcrawl: crawl {config.name!r} ({config.language}), depth {args.depth}, runner {args.runner}, into {store.root}")
     with held:
-        Crawl(store, state, config, args.runner).run(args.depth)
+        try:
+            Crawl(store, state, config, args.runner).run(args.depth)
+        except StepFailed as error:
+            print(f"mrcrawl: {error}", file=sys.stderr)
+            print(f"mrcrawl: finished steps are kept in {store.root}; fix the cause and run again with --resume", file=sys.stderr)
+            return 1
     return 0
 
 
