@@ -31,7 +31,7 @@ from .html import parse_html
 from .netguard import blocked_reason
 from .records import (
     BLOCKED, FETCHED, HTTP_ERROR, NETWORK_ERROR, NOT_HTML, REDIRECT, ROBOTS_DENIED,
-    new_doc, set_body, utc_now_iso,
+    encode_body, new_doc, utc_now_iso,
 )
 from .robots import RobotsPolicy, agent_token, header_directives, page_directives
 from .urls import UrlFilter, host_key, host_of, resolve_link
@@ -42,7 +42,6 @@ MAX_REDIRECTS = 5
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 BACKOFF_BASE = 0.5  # seconds before the first retry; doubles with each attempt
-SMALL_BODY = 64 * 1024  # bodies we read only to keep the connection alive
 HEAD_BYTES = 64 * 1024  # meta robots must sit in <head>: parse no more than this
 CHUNK = 64 * 1024
 URLS_IN_MEMORY = 20_000  # per reducer task; the rest of the frontier waits on local disk
@@ -274,7 +273,7 @@ class Fetcher:
 
     def _step_robots(self, host: HostQueue, task: Task) -> None:
         host.robots_task = None
-        exchange = self._request(host, task, keep_any_body=True)
+        exchange = self._request(host, task)
         with self._stats_lock:
             self.stats["robots_requests"] += 1
         status = exchange.status
@@ -302,7 +301,7 @@ class Fetcher:
 
     def _step_page(self, host: HostQueue, task: Task) -> None:
         doc = task.doc
-        exchange = self._request(host, task, keep_any_body=False)
+        exchange = self._request(host, task)
         doc.update(
             url=task.url,
             status=exchange.status,
@@ -312,6 +311,8 @@ class Fetcher:
             content_type=exchange.content_type,
             fetched_at=exchange.started_at,
             attempts=doc["attempts"] + 1,
+            truncated=exchange.truncated,
+            archive_body=encode_body(exchange.body) if exchange.body is not None else None,
         )
         status = exchange.status
         if exchange.transient:
@@ -350,8 +351,8 @@ class Fetcher:
             head = parse_html(decode_body(body[:HEAD_BYTES], doc["encoding"]))
             meta_follow, meta_index = page_directives(head, self.agent)
             follow, index = follow and meta_follow, index and meta_index
-            set_body(doc, body)
-            doc["truncated"] = exchange.truncated
+            # The page's bytes move to `body`, the field parsers read.
+            doc["body"], doc["archive_body"] = doc["archive_body"], None
             outcome = FETCHED
         else:
             outcome = NOT_HTML
@@ -400,7 +401,7 @@ class Fetcher:
             host.session.close()
             host.session = None
 
-    def _request(self, host: HostQueue, task: Task, keep_any_body: bool) -> Exchange:
+    def _request(self, host: HostQueue, task: Task) -> Exchange:
         """Make one request for `task`, starting its host's politeness clock."""
         session = host.session or self._open_session(host)
         timeout = self.config.timeout
@@ -420,24 +421,20 @@ class Fetcher:
             exchange.status = response.status_code
             exchange.reason = response.reason
             exchange.http_version = {10: "HTTP/1.0", 11: "HTTP/1.1"}.get(response.raw.version, "HTTP/1.1")
-            exchange.headers = [[key, value] for key, value in response.raw.headers.items()]
+            # iteritems keeps repeated headers apart, in the order sent.
+            exchange.headers = [[key, value] for key, value in response.raw.headers.iteritems()]
             exchange.content_type_header = response.headers.get("Content-Type")
             exchange.content_type = _media_type(exchange.content_type_header)
-            if keep_any_body or self._worth_reading(exchange, response):
-                try:
-                    self._read_body(exchange, response, deadline=started + 3 * timeout)
-                except (requests.RequestException, OSError) as error:
-                    exchange.status = None  # an incomplete response counts as no response
-                    exchange.error = f"{type(error).__name__} while reading the body: {error}"
-                    self._close_session(host)
+            # Every body is read (up to max_page_bytes): the archive keeps
+            # error pages and non-HTML files too, and a fully read response
+            # leaves the connection reusable.
+            try:
+                self._read_body(exchange, response, deadline=started + 3 * timeout)
+            except (requests.RequestException, OSError) as error:
+                exchange.status = None  # an incomplete response counts as no response
+                exchange.error = f"{type(error).__name__} while reading the body: {error}"
+                self._close_session(host)
         return exchange
-
-    def _worth_reading(self, exchange: Exchange, response: requests.Response) -> bool:
-        """HTML bodies we keep; small others we read to reuse the connection."""
-        if exchange.content_type in HTML_TYPES:
-            return True
-        length = response.headers.get("Content-Length", "")
-        return length.isdigit() and int(length) <= SMALL_BODY
 
     def _read_body(self, exchange: Exchange, response: requests.Response, deadline: float) -> None:
         """Read the decoded body up to max_page_bytes, within the deadline."""

@@ -37,6 +37,7 @@ DOC_FIELDS = (
     "content_type",  # media type of the last response, without parameters
     "encoding",  # Python codec that decodes `body` to the page's text
     "body",  # base64 of the exact body bytes (Content-Encoding undone); fetched only
+    "archive_body",  # the same for the last response of any other record, for the WARC archive
     "meta_follow",  # False when meta robots or X-Robots-Tag says nofollow
     "meta_index",  # False when meta robots or X-Robots-Tag says noindex
     "truncated",  # True when the body was cut at max_page_bytes
@@ -68,8 +69,8 @@ def new_doc(requested_url: str, layer: int) -> dict:
     return doc
 
 
-def set_body(doc: dict, body: bytes) -> None:
-    doc["body"] = base64.b64encode(body).decode("ascii")
+def encode_body(body: bytes) -> str:
+    return base64.b64encode(body).decode("ascii")
 
 
 def body_bytes(doc: dict) -> bytes:

@@ -23,7 +23,7 @@ from mrcrawl.charset import (
     detect_encoding,
     meta_charset_label,
 )
-from mrcrawl.records import new_doc, set_body
+from mrcrawl.records import encode_body, new_doc
 
 
 class NewsText(NamedTuple):
@@ -468,7 +468,7 @@ def test_decode_page_uses_the_recorded_encoding():
     text = news("EUC-KR")
     page = news_page(text)
     doc = new_doc("http://127.0.0.1/kr", 0)
-    set_body(doc, page.encode("euc-kr"))
+    doc["body"] = encode_body(page.encode("euc-kr"))
     doc["content_type"] = "text/html"
     doc["encoding"] = "cp949"
     assert decode_page(doc) == page

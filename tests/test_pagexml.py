@@ -10,7 +10,7 @@ from lxml import etree
 from mrcrawl.charset import detect_encoding
 from mrcrawl.html import parse_html
 from mrcrawl.pagexml import page_to_xml, xml_safe
-from mrcrawl.records import new_doc, set_body
+from mrcrawl.records import encode_body, new_doc
 from mrcrawl.text import headline, main_text
 from test_charset import NEWS, news_page
 
@@ -22,7 +22,7 @@ XML_PARSER = etree.XMLParser(huge_tree=True)
 def fetched_doc(body: bytes, encoding: str = "utf-8", url: str = URL) -> dict:
     doc = new_doc(url, 1)
     doc.update(outcome="fetched", status=200, content_type="text/html", encoding=encoding)
-    set_body(doc, body)
+    doc["body"] = encode_body(body)
     return doc
 
 

@@ -50,6 +50,10 @@ def test_stores_of_a_depth_3_crawl(web_server, tmp_path):
     for doc in all_docs:
         assert_doc_schema(doc)
         assert (doc["body"] is not None) == (doc["outcome"] == FETCHED)
+        # Every other response's body is kept for the archive, byte for byte.
+        if doc["status"] is not None and doc["outcome"] != FETCHED and not doc["truncated"]:
+            sent = web.page(doc["url"]).body
+            assert base64.b64decode(doc["archive_body"]) == sent, doc["url"]
         assert doc["redirect_from"] == (doc["requested_url"] if doc["url"] != doc["requested_url"] else None)
         assert doc["fetched_at"].endswith("Z")
 
@@ -65,7 +69,7 @@ def test_stores_of_a_depth_3_crawl(web_server, tmp_path):
     truncated = [doc for doc in all_docs if doc["truncated"]]
     assert truncated
     for doc in truncated:
-        body = base64.b64decode(doc["body"])
+        body = base64.b64decode(doc["body"] or doc["archive_body"])
         assert len(body) == config["max_page_bytes"]
         assert web.page(doc["url"]).body.startswith(body)
     # Meta robots and X-Robots-Tag land in the record.
