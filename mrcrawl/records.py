@@ -9,6 +9,7 @@ ours on the other side.
 from __future__ import annotations
 
 import base64
+import hashlib
 from datetime import datetime, timezone
 
 # Outcomes of one attempted URL.
@@ -76,6 +77,19 @@ def encode_body(body: bytes) -> str:
 def body_bytes(doc: dict) -> bytes:
     body = doc.get("body")
     return base64.b64decode(body) if body else b""
+
+
+def response_body(doc: dict) -> bytes | None:
+    """The last response's body, whatever the outcome; None when there was no response."""
+    body = doc.get("body") or doc.get("archive_body")
+    if body is None:
+        return b"" if doc.get("status") is not None else None
+    return base64.b64decode(body)
+
+
+def payload_digest(body: bytes) -> str:
+    """`sha1:` + base32 of the body, as WARC-Payload-Digest and Common Crawl write it."""
+    return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")
 
 
 def new_out(outlinks: list[str], link_type: int, layer: int, timestamp: str) -> dict:
