@@ -84,3 +84,64 @@ def web_agent_token() -> str:
 
 def assert_doc_schema(doc: dict) -> None:
     assert set(DOC_FIELDS) <= set(doc), f"missing fields: {set(DOC_FIELDS) - set(doc)}"
+
+
+class LoopbackProxy:
+    """A minimal forward HTTP proxy on 127.0.0.1 that relays GETs to loopback hosts only."""
+
+    def __init__(self):
+        import http.client
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import urlsplit
+
+        proxy = self
+        self.seen: list[str] = []
+
+        class Relay(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def handle(self):
+                try:
+                    super().handle()
+                except OSError:  # the crawler hung up on a slow page: nothing to relay
+                    pass
+
+            def do_GET(self):
+                target = urlsplit(self.path)
+                if not (target.hostname or "").startswith("127."):
+                    self.send_error(403, "loopback targets only")
+                    return
+                proxy.seen.append(self.path)
+                self.relay(target)
+
+            def relay(self, target):
+                upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=10)
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("proxy-connection", "connection")}
+                upstream.request("GET", target.path + (f"?{target.query}" if target.query else ""), headers=headers)
+                response = upstream.getresponse()
+                body = response.read()
+                self.send_response(response.status, response.reason)
+                for key, value in response.getheaders():
+                    if key.lower() not in ("transfer-encoding", "connection", "content-length"):
+                        self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                upstream.close()
+
+            def log_message(self, *args):
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Relay)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._server.shutdown()
+        self._server.server_close()

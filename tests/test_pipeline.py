@@ -10,7 +10,7 @@ import pytest
 from lxml import etree
 
 from crawl_support import (
-    assert_doc_schema, crawl, frontier, layer_docs, layer_triples, politeness_violations,
+    LoopbackProxy, assert_doc_schema, crawl, frontier, layer_docs, layer_triples, politeness_violations,
     read_records, write_inputs,
 )
 from mrcrawl.charset import decode_page
@@ -177,3 +177,16 @@ def test_politeness_and_keep_alive_under_many_threads(web_server, tmp_path):
         requests = [entry for entry in log if entry.address == address]
         connections = {entry.connection for entry in requests}
         assert len(connections) <= 3 + len(requests) // 4, address
+
+
+def test_every_request_goes_through_the_configured_proxy(web_server, tmp_path):
+    with LoopbackProxy() as proxy:
+        seeds, conf, config = write_inputs(web_server, tmp_path, proxy=proxy.url)
+        output = tmp_path / "crawl"
+        assert crawl(seeds, conf, output, 2) == 0
+        expected = expected_layers_for_config(web_server.web, config, web_server.seeds, depth=2)
+        for layer, oracle in enumerate(expected):
+            assert layer_triples(output, layer) == oracle, f"layer {layer}"
+        web_server.wait_idle()
+        served = {f"http://{entry.address}:{entry.port}{entry.path}" for entry in web_server.log}
+        assert served and served <= set(proxy.seen)
