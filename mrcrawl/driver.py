@@ -22,6 +22,9 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
+from mrjob.job import MRJob
+from mrjob.parse import is_uri
+
 from jobs.crawler import MRCrawler
 from jobs.html_to_xml import MRHtmlToXml
 from jobs.merge import MRMerge
@@ -35,7 +38,9 @@ from .store import STATE_FORMAT, CrawlStore, write_json_atomically
 from .urls import UrlFilter, normalize_url
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr")
-SUPPORTED_RUNNERS = ("inline", "local")
+SUPPORTED_RUNNERS = ("inline", "local", "spark")
+# Runners that run tasks outside this process: they import the package from a zip.
+SHIPPING_RUNNERS = ("local", "spark", "hadoop", "emr")
 
 
 class UsageError(Exception):
@@ -62,11 +67,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--output", help="crawl directory (default: crawl/<config name>)")
     parser.add_argument("--runner", default="inline", choices=RUNNERS, help="mrjob runner (default: inline)")
     parser.add_argument("--resume", action="store_true", help="continue the crawl in --output after its last finished step")
+    parser.add_argument("--spark-master", default="local[*]", help="Spark master for --runner spark (default: local[*])")
+    parser.add_argument(
+        "--reducers", type=int,
+        help="reduce tasks per job where the runner honours it (spark, hadoop, emr); inline and local ignore it",
+    )
     args = parser.parse_args(argv)
     if args.depth < 1:
         raise UsageError(f"mrcrawl: --depth: must be at least 1, got {args.depth}")
+    if args.reducers is not None and args.reducers < 1:
+        raise UsageError(f"mrcrawl: --reducers: must be at least 1, got {args.reducers}")
     if args.runner not in SUPPORTED_RUNNERS:
-        raise UsageError(f"mrcrawl: --runner {args.runner}: not yet supported (use inline or local)")
+        raise UsageError(f"mrcrawl: --runner {args.runner}: not yet supported (use inline, local or spark)")
     return args
 
 
@@ -110,18 +122,25 @@ def package_zip(directory: str) -> str:
 class Crawl:
     """One crawl directory being worked on by one run of the driver."""
 
-    def __init__(self, store: CrawlStore, state: dict, config: CrawlConfig, runner: str, say=print):
+    def __init__(self, store: CrawlStore, state: dict, config: CrawlConfig, args: argparse.Namespace, say=print):
         self.store = store
         self.state = state
         self.config = config
-        self.runner = runner
+        self.runner = args.runner
+        self.reducers = args.reducers
         self.say = say
         self._scratch = tempfile.TemporaryDirectory(prefix="mrcrawl-run-")
-        self._runner_args = ["-r", runner]
-        if runner != "inline":
+        self._runner_args = ["-r", self.runner]
+        if self.runner in SHIPPING_RUNNERS:
             # Tasks run in other processes (or machines) and import the
             # package from this zip, not from wherever the driver found it.
             self._runner_args += ["--py-files", package_zip(self._scratch.name), "--python-bin", sys.executable]
+        if self.runner == "spark":
+            self._runner_args += ["--spark-master", args.spark_master]
+            if args.spark_master.startswith("local"):
+                # Spark otherwise binds its driver to the host's first
+                # non-loopback address; a local master needs no network.
+                os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
     # ---- the loop ----------------------------------------------------------
 
@@ -195,11 +214,22 @@ class Crawl:
         args = list(self._runner_args) + ["--output-dir", str(output)]
         if issubclass(job_class, CrawlJobOptions):
             args += ["--crawl-config", str(self.store.config_path), "--layer", str(layer)]
-        # inline and local runners given a directory read every file in it;
-        # name the part files.
-        args += [str(directory / "part-*") for directory in inputs]
+        if self.reducers and job_class.reducer is not MRJob.reducer:
+            args += ["--jobconf", f"mapreduce.job.reduces={self.reducers}"]
+        if self.runner in ("inline", "local"):
+            # These runners, given a directory, read every file in it
+            # (.crc and _SUCCESS too): name the part files.
+            args += [str(directory / "part-*") for directory in inputs]
+        else:
+            # Spark and Hadoop read directories and skip their marker files,
+            # and Spark cannot expand a local glob.
+            args += [str(directory) for directory in inputs]
         job = job_class(args=args)
         with job.make_runner() as runner:
+            if self.runner == "spark" and not is_uri(runner._spark_tmp_dir):
+                # mrjob 0.7.4 writes counters there on a local master
+                # without creating it first.
+                os.makedirs(runner._spark_tmp_dir, exist_ok=True)
             runner.run()
             return merge_counters(runner.counters())
 
@@ -311,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"mrcrawl: crawl {config.name!r} ({config.language}), depth {args.depth}, runner {args.runner}, into {store.root}")
     with held:
         try:
-            Crawl(store, state, config, args.runner).run(args.depth)
+            Crawl(store, state, config, args).run(args.depth)
         except StepFailed as error:
             print(f"mrcrawl: {error}", file=sys.stderr)
             print(f"mrcrawl: finished steps are kept in {store.root}; fix the cause and run again with --resume", file=sys.stderr)

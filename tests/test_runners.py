@@ -1,0 +1,66 @@
+"""The same crawl on every runner: inline, local and Spark give equivalent stores."""
+from __future__ import annotations
+
+import pytest
+from lxml import etree
+
+from crawl_support import crawl, read_records, write_inputs
+from mrcrawl.records import NETWORK_ERROR
+from mrcrawl.testweb import start_test_web
+
+DEPTH = 3
+# What legitimately differs between two crawls of one web: when things
+# happened, and the Date header the server stamps on each response.
+TIMING_FIELDS = ("fetched_at", "timestamp", "headers")
+
+
+def comparable(record: dict) -> str:
+    kept = {key: value for key, value in record.items() if key not in TIMING_FIELDS}
+    if record.get("outcome") == NETWORK_ERROR:
+        kept["error"] = record["error"].split(":", 1)[0]  # the exception type; its text names sockets
+    return repr(sorted(kept.items()))
+
+
+def stores_of(output) -> dict:
+    """Every store of a crawl, in a form that ignores order and timing."""
+    stores = {}
+    for name in [f"doc/{layer}" for layer in range(DEPTH)] + [f"out/{layer}" for layer in range(DEPTH)] + ["doc/merged"]:
+        stores[name] = sorted(f"{key}\t{comparable(value)}" for key, value in read_records(output / name))
+    for layer in range(DEPTH):
+        parts = (output / "in" / str(layer)).glob("part-*")
+        stores[f"in/{layer}"] = sorted(line for part in parts for line in part.read_text(encoding="utf-8").splitlines())
+    pages = {}
+    for part in next((output / "xml").iterdir()).glob("part-*"):
+        for line in part.read_text(encoding="utf-8").splitlines():
+            url, xml = line.split("\t", 1)
+            page = etree.fromstring(xml.encode("utf-8"))
+            del page.attrib["fetched_at"]
+            pages[url] = etree.tostring(page, encoding="unicode")
+    stores["xml"] = pages
+    return stores
+
+
+@pytest.fixture(scope="module")
+def server():
+    with start_test_web(seed=1) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def inline_stores(server, tmp_path_factory):
+    return crawl_with(server, tmp_path_factory.mktemp("inline"), "inline")
+
+
+def crawl_with(server, directory, runner: str, *extra: str) -> dict:
+    server.reset_flaky()  # each crawl meets the flaky pages' first failure
+    seeds, conf, _ = write_inputs(server, directory)
+    assert crawl(seeds, conf, directory / "crawl", DEPTH, runner, *extra) == 0
+    return stores_of(directory / "crawl")
+
+
+def test_local_runner_equals_inline(server, inline_stores, tmp_path):
+    assert crawl_with(server, tmp_path, "local") == inline_stores
+
+
+def test_spark_runner_equals_inline(server, inline_stores, tmp_path):
+    assert crawl_with(server, tmp_path, "spark", "--spark-master", "local[2]", "--reducers", "2") == inline_stores
