@@ -1,7 +1,23 @@
 """One fetched page as one line of XML, for the HtmlToXml job.
 
-    <page url="..." fetched_at="..." encoding="..." language="..."
-          [redirect_from="..."]><headline>...</headline><content>...</content></page>
+    <page url="..." [redirect_from="..."] fetched_at="..." encoding="..."
+          language="..." layer="..." digest="sha1:...">
+      <headline>...</headline>
+      [<keywords>...</keywords>] [<description>...</description>]
+      [<published>...</published>]
+      <content>first paragraph&#10;second paragraph...</content>
+    </page>
+
+(shown on several lines here; the real document is one line).  `language`
+is the crawl's language.  `digest` is the WARC payload digest of the body
+bytes, so a page in the XML can be matched with its archive record.  The
+optional elements appear only when the page states them.  What each field
+holds, and how the main text is found, is in mrcrawl.text.
+
+No detected language is added: telling the 27 crawl languages apart
+reliably (Russian from Ukrainian, Malay from Indonesian, Chinese from
+Japanese written in kanji) needs a trained model, and none ships in our
+dependencies.
 
 The document is built with lxml and serialised by it, so every special
 character is escaped by the library that will read it back.  The line never
@@ -20,7 +36,8 @@ from lxml import etree
 
 from mrcrawl.charset import decode_page
 from mrcrawl.html import parse_html
-from mrcrawl.text import headline, main_text
+from mrcrawl.records import body_bytes, payload_digest
+from mrcrawl.text import description, headline, keywords, main_text, published
 
 _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 # Also NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR: legal in XML, but
@@ -40,15 +57,22 @@ def xml_safe(text: str | None) -> str:
 
 def page_to_xml(doc: dict, language: str) -> str:
     """The XML line of a fetched doc record (see the module docstring)."""
+    body = body_bytes(doc)
     root = parse_html(decode_page(doc))
     page = etree.Element("page")
     page.set("url", xml_safe(doc.get("url")))
+    if doc.get("redirect_from"):
+        page.set("redirect_from", xml_safe(doc["redirect_from"]))
     page.set("fetched_at", xml_safe(doc.get("fetched_at")))
     page.set("encoding", xml_safe(doc.get("encoding")))
     page.set("language", xml_safe(language))
-    if doc.get("redirect_from"):
-        page.set("redirect_from", xml_safe(doc["redirect_from"]))
+    page.set("layer", str(doc.get("layer")))
+    page.set("digest", payload_digest(body))
     etree.SubElement(page, "headline").text = xml_safe(headline(root))
+    for tag, value in (("keywords", keywords(root)), ("description", description(root)),
+                       ("published", published(root))):
+        if value:
+            etree.SubElement(page, tag).text = xml_safe(value)
     etree.SubElement(page, "content").text = xml_safe(main_text(root))
     # lxml already writes attribute newlines and tabs as references, and
     # the tree is serialised without indentation, so every raw line break

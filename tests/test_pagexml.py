@@ -1,22 +1,40 @@
-"""HtmlToXml's page rendering: fields, text extraction, and one safe line of
-well-formed XML whatever the page holds."""
+"""HtmlToXml's page rendering: every field, the main text, one safe line of
+well-formed XML whatever the page holds, and a real crawl's XML against the
+test web's model."""
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from lxml import etree
 
-from mrcrawl.charset import detect_encoding
+from crawl_support import crawl, read_records, write_inputs
+from mrcrawl.charset import codec_for_label, detect_encoding
 from mrcrawl.html import parse_html
 from mrcrawl.pagexml import page_to_xml, xml_safe
-from mrcrawl.records import encode_body, new_doc
-from mrcrawl.text import headline, main_text
-from test_charset import NEWS, news_page
+from mrcrawl.records import FETCHED, encode_body, new_doc
+from mrcrawl.testweb import expected_layers_for_config
+from mrcrawl.text import description, headline, keywords, main_text, normalise_date, published
+from test_charset import NEWS, OTHER_LEGACY_NEWS, news_page
 
 URL = "http://127.0.0.3:8080/story.html"
 # Reading the XML back: huge_tree lifts libxml2's 10 MB text-node limit.
 XML_PARSER = etree.XMLParser(huge_tree=True)
+
+# Paragraphs long enough to read as prose, as article paragraphs are.
+PROSE = (
+    "The harbour board approved the new ferry timetable on Tuesday after a long public consultation.",
+    "Boats will leave every forty minutes from April, and the last crossing will be an hour later.",
+    "Residents of the island said the change would make it easier to commute to the mainland for work.",
+)
+
+
+def sha1_base32(data: bytes) -> str:
+    """The WARC digest, computed here independently of mrcrawl.records."""
+    return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode("ascii")
 
 
 def fetched_doc(body: bytes, encoding: str = "utf-8", url: str = URL) -> dict:
@@ -26,63 +44,182 @@ def fetched_doc(body: bytes, encoding: str = "utf-8", url: str = URL) -> dict:
     return doc
 
 
-def render(markup: str, **fields) -> tuple[str, etree._Element]:
+def render(markup: str, language: str = "en", **fields) -> tuple[str, etree._Element]:
     doc = fetched_doc(markup.encode("utf-8"))
     doc.update(fields)
-    line = page_to_xml(doc, "en")
+    line = page_to_xml(doc, language)
     assert "\n" not in line and "\r" not in line and "\t" not in line
     assert len(line.splitlines()) == 1
     return line, etree.fromstring(line, XML_PARSER)
 
 
-def test_fields_and_structure():
-    line, page = render("<html><head><title>A title</title></head><body><p>Body.</p></body></html>")
+def article(body: str, head: str = "<title>A title</title>") -> str:
+    return f"<!DOCTYPE html><html><head>{head}</head><body>{body}</body></html>"
+
+
+# --------------------------------------------------------------------------
+# Fields
+
+
+def test_attributes_and_children_of_a_plain_page():
+    markup = "<html><head><title>A title</title></head><body><p>Body.</p></body></html>"
+    line, page = render(markup)
+    assert line.startswith("<page ") and line.endswith("</page>")
     assert page.tag == "page"
+    assert list(page.attrib) == ["url", "fetched_at", "encoding", "language", "layer", "digest"]
     assert page.get("url") == URL
     assert page.get("fetched_at").endswith("Z")
     assert page.get("encoding") == "utf-8"
     assert page.get("language") == "en"
-    assert "redirect_from" not in page.attrib
+    assert page.get("layer") == "1"
+    assert page.get("digest") == sha1_base32(markup.encode("utf-8"))
+    # No keywords, description or date on the page: no such elements.
     assert [child.tag for child in page] == ["headline", "content"]
     assert page.findtext("headline") == "A title"
     assert page.findtext("content") == "Body."
-    assert line.startswith("<page ")
 
 
-def test_redirect_from_is_kept():
+def test_redirect_from_only_after_a_redirect():
     _, page = render("<title>t</title>", redirect_from="http://127.0.0.3:8080/old")
+    assert list(page.attrib)[:2] == ["url", "redirect_from"]
     assert page.get("redirect_from") == "http://127.0.0.3:8080/old"
+    for no_redirect in (None, ""):
+        _, page = render("<title>t</title>", redirect_from=no_redirect)
+        assert "redirect_from" not in page.attrib
+
+
+@pytest.mark.parametrize("layer", [0, 3, 17])
+def test_layer_is_the_records_layer(layer):
+    _, page = render("<title>t</title>", layer=layer)
+    assert page.get("layer") == str(layer)
+
+
+def test_digest_is_of_the_raw_body_bytes_not_the_text():
+    # The same text in two encodings: two digests, each of the bytes sent.
+    text = "<title>Цена</title><p>Москва</p>"
+    digests = set()
+    for codec in ("utf-8", "cp1251"):
+        body = text.encode(codec)
+        page = etree.fromstring(page_to_xml(fetched_doc(body, codec), "ru"), XML_PARSER)
+        assert page.get("digest") == sha1_base32(body)
+        assert page.findtext("content") == "Москва"
+        digests.add(page.get("digest"))
+    assert len(digests) == 2
+    # SHA-1 of nothing, in base32: a known value.
+    empty = etree.fromstring(page_to_xml(fetched_doc(b""), "en"), XML_PARSER)
+    assert empty.get("digest") == "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"
 
 
 def test_headline_falls_back_to_og_title_then_h1():
     assert headline(parse_html("<title>  Spaced \n  title </title><h1>H</h1>")) == "Spaced title"
     assert headline(parse_html('<title> </title><meta property="og:title" content="From OG"><h1>H</h1>')) == "From OG"
-    assert headline(parse_html("<body><h1>First <b>heading</b></h1><h1>Second</h1></body>")) == "First heading"
+    assert headline(parse_html('<meta name="og:title" content=" Named OG "><h1>H</h1>')) == "Named OG"
+    assert headline(parse_html('<meta property="og:title" content=""><h1>First <b>heading</b></h1><h1>Second</h1>')) == "First heading"
     assert headline(parse_html("<p>nothing</p>")) == ""
+    _, page = render('<meta property="og:title" content="OG &amp; co"><h1>H</h1>')
+    assert page.findtext("headline") == "OG & co"
 
 
-def test_content_keeps_paragraphs_and_drops_boilerplate():
-    markup = """<html><head><title>T</title><style>p { color: red }</style>
+def test_keywords_and_description_from_meta():
+    head = ('<title>t</title><meta name="Keywords" content=" ferry,  harbour , timetable ">'
+            '<meta name="description" content="New &lt;ferry&gt; times &amp; fares.">')
+    _, page = render(article("<p>x</p>", head))
+    assert [child.tag for child in page] == ["headline", "keywords", "description", "content"]
+    assert page.findtext("keywords") == "ferry, harbour , timetable"
+    assert page.findtext("description") == "New <ferry> times & fares."
+    root = parse_html('<meta property="og:description" content="From OG"><meta name="keywords" content="">')
+    assert description(root) == "From OG"
+    assert keywords(root) is None
+    assert description(parse_html("<p>none</p>")) is None
+    assert keywords(parse_html('<meta name="news_keywords" content="election, count">')) == "election, count"
+
+
+@pytest.mark.parametrize(
+    "head, body, expected",
+    [
+        ('<meta property="article:published_time" content="2024-03-12T08:30:00+08:00">', "", "2024-03-12T08:30:00+08:00"),
+        ('<meta property="og:published_time" content="2024-03-12T00:30:00Z">', "", "2024-03-12T00:30:00Z"),
+        ('<meta itemprop="datePublished" content="2024-03-12">', "", "2024-03-12"),
+        ('<meta name="pubdate" content="2024/3/12 8:30">', "", "2024-03-12T08:30:00"),
+        ('<script type="application/ld+json">{"@type": "NewsArticle", "datePublished": "2024-03-12T08:30:00+03:00"}</script>',
+         "", "2024-03-12T08:30:00+03:00"),
+        ('<script type="application/ld+json">[{"@type": "WebSite"}, {"@graph": [{"@type": "Article", '
+         '"datePublished": "2024-03-12T08:30:00.000+0900"}]}]</script>', "", "2024-03-12T08:30:00+09:00"),
+        ("", '<span itemprop="datePublished" content="2024-03-12T08:30:00Z">March 12</span>', "2024-03-12T08:30:00Z"),
+        ("", '<div itemprop="datePublished">2024年3月12日</div>', "2024-03-12"),
+        ("", '<time datetime="2020-01-01">site launch</time><article><h1>x</h1>'
+             '<time datetime="2024-03-12T08:30">12 March</time></article>', "2024-03-12T08:30:00"),
+        ('<meta name="date" content="yesterday morning">', "", "yesterday morning"),
+        # The meta wins over JSON-LD and the article's <time>.
+        ('<meta property="article:published_time" content="2024-03-12"><script type="application/ld+json">'
+         '{"datePublished": "2023-01-01"}</script>', '<article><time datetime="2022-01-01"></time></article>', "2024-03-12"),
+        # Broken JSON-LD is skipped, not fatal.
+        ('<script type="application/ld+json">{"datePublished": </script>'
+         '<script type="application/ld+json">{"datePublished": "2024-03-12"}</script>', "", "2024-03-12"),
+    ],
+)
+def test_published_from_each_source(head, body, expected):
+    assert published(parse_html(f"<html><head>{head}</head><body>{body}</body></html>")) == expected
+    _, page = render(article(body, "<title>t</title>" + head))
+    assert page.findtext("published") == expected
+    assert [child.tag for child in page] == ["headline", "published", "content"]
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        "<p>no date at all</p>",
+        '<time datetime="2024-03-12">a time outside any article</time>',
+        '<script type="application/ld+json">{"@type": "Organization", "name": "x"}</script>',
+        '<meta property="article:published_time" content="  ">',
+    ],
+)
+def test_no_published_element_without_a_stated_date(markup):
+    assert published(parse_html(markup)) is None
+    _, page = render(markup)
+    assert page.find("published") is None
+
+
+def test_normalise_date():
+    assert normalise_date("2024-03-12T08:30:00+08:00") == "2024-03-12T08:30:00+08:00"
+    assert normalise_date(" 2024-03-12T08:30:00Z ") == "2024-03-12T08:30:00Z"
+    assert normalise_date("2024-03-12T08:30:00+00:00") == "2024-03-12T08:30:00Z"
+    assert normalise_date("2024-03-12") == "2024-03-12"
+    assert normalise_date("2024.03.12 08:30:15") == "2024-03-12T08:30:15"
+    assert normalise_date("2024年03月12日 08:30") == "2024-03-12T08:30:00"
+    assert normalise_date("Published 2024-03-12 08:30 +0300") == "2024-03-12T08:30:00+03:00"
+    assert normalise_date("2024-13-45") == "2024-13-45"  # not a date: kept as stated
+    assert normalise_date("12 March 2024") == "12 March 2024"
+
+
+# --------------------------------------------------------------------------
+# Main text
+
+
+def test_content_is_the_article_without_its_surroundings():
+    paragraphs = "".join(f"<p>{p}</p>" for p in PROSE)
+    markup = f"""<html><head><title>Ferry timetable approved - Island News</title><style>p {{ color: red }}</style>
     <script>var secret = "script text";</script></head><body class="has-sidebar">
     <header><div class="logo">Site header</div></header>
     <nav><a href="/">Home</a> <a href="/news">News</a></nav>
-    <div id="cookie-banner">We use cookies. <button>Accept</button></div>
+    <div id="cookie-banner">We use cookies to improve your experience on this website. <button>Accept</button></div>
     <ul class="main-menu"><li>Menu item</li></ul>
     <main><article>
-      <h1>The  headline</h1>
-      <p>First    paragraph
-         spans lines.</p>
-      <p>Second with <b>bold</b>, <a href="/x">a link</a> and<br>a line break.</p>
-      <div class="share-buttons">Share on social</div>
-      <div class="advert">Buy now</div>
-      <p style="display: none">Hidden text</p>
-      <p hidden>Also hidden</p>
-      <table><tr><td>Cell one</td><td>Cell two</td></tr></table>
-      <noscript>Enable JavaScript</noscript>
-      <template><p>Template text</p></template>
-      <form><label>Search</label><input name="q"></form>
-      <iframe src="/ad">Iframe text</iframe>
-      <section id="comments"><p>A reader comment</p></section>
+      <h1>Ferry timetable approved</h1>
+      <div class="byline">By A. Reporter</div>
+      <div class="body">
+        {paragraphs}
+        <h2>What changes</h2>
+        <p>Fares stay the same: <b>bold</b>, <a href="/x">a link</a> and<br>a line break.</p>
+        <p><strong>Read also:</strong> <a href="/other">Harbour dredging starts next week on the east quay</a></p>
+        <div class="advert">Buy now</div>
+        <p style="display: none">Hidden text</p>
+        <p hidden>Also hidden</p>
+        <noscript>Enable JavaScript</noscript>
+        <template><p>Template text</p></template>
+        <iframe src="/ad">Iframe text</iframe>
+      </div>
+      <section id="comments"><p>A reader comment that goes on for long enough to look like prose to anyone.</p></section>
     </article></main>
     <aside>Related stories</aside>
     <div class="sidebar">Sidebar text</div>
@@ -90,12 +227,62 @@ def test_content_keeps_paragraphs_and_drops_boilerplate():
     </body></html>"""
     _, page = render(markup)
     assert page.findtext("content").split("\n") == [
-        "The headline",
-        "First paragraph spans lines.",
-        "Second with bold, a link and",
-        "a line break.",
-        "Cell one Cell two",
+        *PROSE, "What changes", "Fares stay the same: bold, a link and", "a line break.",
     ]
+
+
+def test_comments_and_teasers_without_telling_names_are_left_out():
+    # Hashed class names: only the structure tells the article from the rest.
+    comments = "".join(
+        f'<div class="x{n}"><div class="y">reader{n}</div><p>{text}</p><div><span>12</span></div></div>'
+        for n, text in enumerate(PROSE)
+    )
+    teasers = "".join(f'<div class="t"><a href="/s{n}">Story {n}</a><p>{text}</p></div>' for n, text in enumerate(PROSE))
+    body = (f'<div class="a1"><h1>Headline</h1><div class="b2"><p>{PROSE[0]}</p><p>{PROSE[1]}</p>'
+            f'<p>Short one.</p></div>'
+            f'<div class="c3"><a href="/1">Link one</a> <a href="/2">Link two</a> <a href="/3">Link three</a></div>'
+            f'<div class="d4">{teasers}</div><div class="e5">{comments}</div></div>'
+            f'<div class="f6"><p>{PROSE[2]}</p></div>')
+    text = main_text(parse_html(article(body, "<title>Headline</title>")))
+    assert text.split("\n") == [PROSE[0], PROSE[1], "Short one."]
+
+
+def test_paragraphs_split_by_line_breaks_in_a_table_cell():
+    body = (
+        '<table><tr><td><a href="/">Home</a> | <a href="/news">News</a></td></tr></table>'
+        f'<table><tr><td width="680"><font size="3">{PROSE[0]}<br><br>{PROSE[1]}<br><br>{PROSE[2]}</font></td>'
+        '<td><b>Most read</b><br>1. <a href="/a">First story</a><br>2. <a href="/b">Second story</a></td></tr>'
+        f'<tr><td><table><tr><td>reader</td><td>{PROSE[0]} I agree.</td></tr>'
+        f'<tr><td>other</td><td>{PROSE[1]} Not me.</td></tr></table></td></tr></table>'
+    )
+    assert main_text(parse_html(article(body))).split("\n") == list(PROSE)
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        lambda p: f'<div data-component="text-block"><div class="z"><p>{p}</p></div></div>',
+        lambda p: f'<div class="para">{p}</div>',
+        lambda p: f"<section><p>{p}</p></section>",
+    ],
+    ids=["deep-wrappers", "div-paragraphs", "sections"],
+)
+def test_paragraphs_each_in_their_own_wrapper(wrap):
+    body = '<div class="story">' + "".join(wrap(p) for p in PROSE) + "</div>"
+    body += '<div class="more"><p>Short teaser.</p></div>'
+    assert main_text(parse_html(article(body))).split("\n") == list(PROSE)
+
+
+def test_headline_is_not_repeated_in_the_content():
+    body = f"<h1>Ferry timetable approved</h1><p>{PROSE[0]}</p><h1>Another heading</h1><p>{PROSE[1]}</p>"
+    head = "<title>Ferry timetable approved | Island News</title>"
+    assert main_text(parse_html(article(body, head))).split("\n") == [PROSE[0], "Another heading", PROSE[1]]
+
+
+def test_a_page_without_prose_keeps_its_short_text_but_not_its_links():
+    body = ('<h1>Island News</h1><p>The latest stories.</p>'
+            '<ul class="links"><li><a href="/a">One</a></li><li><a href="/b">Two</a></li></ul>')
+    assert main_text(parse_html(article(body, "<title>Island News</title>"))) == "The latest stories."
 
 
 def test_class_names_are_matched_as_words():
@@ -114,6 +301,15 @@ def test_boilerplate_names_on_every_element_do_not_empty_the_page():
     assert text == "The only text"
 
 
+def test_skipped_blocks_still_separate_paragraphs():
+    text = main_text(parse_html("<div>before<nav>menu</nav>after<div class='ad'>x</div>end</div>"))
+    assert text == "before\nafter\nend"
+
+
+# --------------------------------------------------------------------------
+# Hostile text
+
+
 @pytest.mark.parametrize(
     "hostile",
     [
@@ -128,16 +324,18 @@ def test_boilerplate_names_on_every_element_do_not_empty_the_page():
 )
 def test_hostile_text_round_trips_safely(hostile):
     escaped = html.escape(hostile)
-    line, page = render(f"<title>{escaped}</title><p>{escaped}</p><p>after</p>")
+    head = f'<title>{escaped}</title><meta name="keywords" content="{escaped}"><meta name="description" content="{escaped}">'
+    line, page = render(article(f"<p>{escaped}</p><p>after</p>", head))
     content = page.findtext("content")
     assert page.findtext("headline")
     assert content.endswith("after")
     for forbidden in "\x00\x07\x0b\x0c\x1b\ufffe\uffff":
         assert forbidden not in line and forbidden not in content
-    assert len(page) == 2
+    assert [child.tag for child in page] == ["headline", "keywords", "description", "content"]
     for kept in ("]]>", "</page>", "<injected/>", "\"", "'", "&", "\x85", "\u2028"):
         if kept in hostile:
             assert kept in content
+            assert kept in page.findtext("description")
 
 
 def test_raw_hostile_markup_in_text():
@@ -171,11 +369,22 @@ def test_deep_nesting(tag):
     assert page.findtext("content") == "inside\nafter"
 
 
+def test_many_paragraphs_deep_inside_a_nest_stay_fast():
+    # 2,000 levels (under libxml2's limit) around 5,000 paragraphs: the
+    # article is found without walking the nest once per paragraph.
+    paragraphs = "".join(f"<p>{PROSE[n % 3]} Number {n}.</p>" for n in range(5_000))
+    markup = f"<title>t</title>{'<div>' * 2_000}{paragraphs}{'</div>' * 2_000}"
+    _, page = render(markup)
+    content = page.findtext("content").split("\n")
+    assert len(content) == 5_000 and content[-1].endswith("Number 4999.")
+
+
 def test_empty_and_non_html_bodies():
     for body in (b"", b"\x00\x01\x02", b"%PDF-1.4 binary", b"<?xml version='1.0'?><rss/>"):
         doc = fetched_doc(body)
         page = etree.fromstring(page_to_xml(doc, "en"), XML_PARSER)
         assert page.findtext("headline") is not None
+        assert page.get("digest") == sha1_base32(body)
 
 
 def test_xml_safe_normalises_and_strips():
@@ -192,30 +401,34 @@ def test_only_html_whitespace_is_collapsed():
 
 
 def test_decomposed_text_is_nfc_in_the_xml():
-    _, page = render("<title>Cafe\u0301</title><p>Bu\u0308cher</p>")
+    head = '<title>Cafe\u0301</title><meta name="description" content="Cre\u0300me">'
+    _, page = render(article("<p>Bu\u0308cher</p>", head))
     assert page.findtext("headline") == "Caf\u00e9"
+    assert page.findtext("description") == "Cr\u00e8me"
     assert page.findtext("content") == "B\u00fccher"
 
 
-@pytest.mark.parametrize("text", NEWS, ids=lambda text: text.label)
-def test_each_charset_round_trips_without_mojibake(text):
-    page_html = news_page(text)
-    body = page_html.encode(text.codec)
-    encoding = detect_encoding(body, "text/html")  # undeclared: the hardest case
-    doc = fetched_doc(body, encoding)
-    line = page_to_xml(doc, text.language)
+# --------------------------------------------------------------------------
+# Charsets
+
+
+@pytest.mark.parametrize("declared", ["undeclared", "header"])
+@pytest.mark.parametrize("text", NEWS + OTHER_LEGACY_NEWS, ids=lambda text: f"{text.label}-{text.language}")
+def test_each_charset_reads_back_without_mojibake(text, declared):
+    body = news_page(text).encode(text.codec)
+    content_type = "text/html" if declared == "undeclared" else f"text/html; charset={text.label}"
+    encoding = detect_encoding(body, content_type)
+    line = page_to_xml(fetched_doc(body, encoding), text.language)
     page = etree.fromstring(line, XML_PARSER)
     assert page.get("encoding") == encoding
+    if declared == "header":
+        assert encoding == codec_for_label(text.label)
     assert page.get("language") == text.language
+    assert page.get("digest") == sha1_base32(body)
     assert page.findtext("headline") == text.title
-    content = page.findtext("content").split("\n")
-    assert content[0] == text.title  # the <h1>
-    for paragraph in text.paragraphs:
-        assert paragraph in content
-    for item in text.navigation:  # navigation is boilerplate
-        assert item not in content
+    # Exactly the article's paragraphs: no headline, byline, menu or footer.
+    assert page.findtext("content").split("\n") == text.paragraphs
     assert "\ufffd" not in line
-    assert "Copyright" not in line
 
 
 @pytest.mark.parametrize(
@@ -239,18 +452,70 @@ def test_parse_html_never_raises_and_keeps_the_decoded_text(markup, expected_tex
     assert main_text(root) == expected_text
 
 
-def test_parse_html_from_many_threads():
-    # Fetch threads parse concurrently; each must get its own document.
-    from concurrent.futures import ThreadPoolExecutor
-
+def test_pages_from_many_threads():
+    # Map tasks may render in threads; each page must get its own result.
     pages = [f"<title>page {n}</title><p>{'text ' * (n % 50)}number {n}</p>" for n in range(400)]
 
-    def parse_one(page: str) -> tuple[str, str]:
-        root = parse_html(page)
-        return headline(root), main_text(root)
+    def render_one(markup: str) -> tuple[str, str]:
+        page = etree.fromstring(page_to_xml(fetched_doc(markup.encode()), "en"), XML_PARSER)
+        return page.findtext("headline"), page.findtext("content")
 
     with ThreadPoolExecutor(max_workers=8) as pool:
-        results = list(pool.map(parse_one, pages))
+        results = list(pool.map(render_one, pages))
     for n, (title, text) in enumerate(results):
         assert title == f"page {n}"
         assert text.endswith(f"number {n}")
+
+
+# --------------------------------------------------------------------------
+# A real crawl
+
+
+def test_xml_of_a_crawl_matches_the_test_web(web_server, tmp_path):
+    seeds, conf, config = write_inputs(web_server, tmp_path, language="zh")
+    output = tmp_path / "crawl"
+    depth = 3  # layer 2 holds the charset pages and the meta robots (noindex) pages
+    assert crawl(seeds, conf, output, depth) == 0
+    web = web_server.web
+
+    # Where the oracle first fetches each URL: its layer.
+    expected = expected_layers_for_config(web, config, web_server.seeds, depth=depth)
+    layer_of = {url: layer for layer, records in enumerate(expected)
+                for _, outcome, url in records if outcome == FETCHED}
+    merged = {url: doc for url, doc in read_records(output / "doc" / "merged")}
+    indexable = {url for url, doc in merged.items() if doc["outcome"] == FETCHED and doc["meta_index"]}
+    assert any(not doc["meta_index"] for doc in merged.values() if doc["outcome"] == FETCHED)  # noindex pages: no line
+
+    (xml_dir,) = (output / "xml").iterdir()
+    lines = [line for part in sorted(xml_dir.glob("part-*"))
+             for line in part.read_text(encoding="utf-8").splitlines()]
+    urls = [line.split("\t", 1)[0] for line in lines]
+    assert sorted(urls) == sorted(indexable)  # one line per indexable page, no more
+    checked_content = 0
+    for line in lines:
+        key, document = line.split("\t", 1)
+        page = etree.fromstring(document, XML_PARSER)
+        url = page.get("url")
+        assert key == url
+        model = web.page(url)
+        doc = merged[url]
+        assert page.get("language") == "zh"
+        assert page.get("layer") == str(layer_of[url])
+        assert page.get("encoding") == doc["encoding"]
+        if model.charset and model.declared != "none":
+            assert page.get("encoding") == codec_for_label(model.charset), url
+        body = model.body[:config["max_page_bytes"]]
+        assert page.get("digest") == sha1_base32(body), url
+        assert page.get("redirect_from") == doc["redirect_from"]
+        if model.title is not None:
+            assert page.findtext("headline") == model.title, url
+        content = page.findtext("content").split("\n") if page.findtext("content") else []
+        if model.kind == "oversized":  # cut at max_page_bytes, with filler paragraphs after its own
+            assert content[: len(model.paragraphs)] == list(model.paragraphs)
+        else:
+            assert content == list(model.paragraphs), url
+            checked_content += 1
+    assert checked_content >= 20
+    # The crawl reached pages in many charsets, and pages reached through a redirect.
+    assert len({web.page(url).charset for url in urls if web.page(url).kind == "charset"}) >= 8
+    assert any(merged[url]["redirect_from"] for url in urls)
