@@ -10,6 +10,7 @@ last finished step.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
 import json
 import logging
@@ -32,13 +33,15 @@ from jobs.optimizer import MROptimizer
 from jobs.parser import MRParser
 
 from .config import ConfigError, CrawlConfig, load_config
+from .export import EXPORT_KINDS, run_exports
+from .export import describe as describe_export
 from .jobconf import CrawlJobOptions
 from .records import FETCHED, OUTCOMES
-from .store import STATE_FORMAT, CrawlStore, write_json_atomically
+from .clusterstore import ClusterCrawlStore, is_cluster_path
+from .store import STATE_FORMAT, CrawlStore
 from .urls import UrlFilter, normalize_url
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr")
-SUPPORTED_RUNNERS = ("inline", "local", "spark")
 # Runners that run tasks outside this process: they import the package from a zip.
 SHIPPING_RUNNERS = ("local", "spark", "hadoop", "emr")
 
@@ -68,6 +71,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--runner", default="inline", choices=RUNNERS, help="mrjob runner (default: inline)")
     parser.add_argument("--resume", action="store_true", help="continue the crawl in --output after its last finished step")
     parser.add_argument("--spark-master", default="local[*]", help="Spark master for --runner spark (default: local[*])")
+    parser.add_argument("--export", default="", help="after the crawl, also write: warc, index or warc,index")
+    parser.add_argument("--mrjob-conf", help="mrjob.conf for the runner (clusters, EMR); see conf/ for examples")
     parser.add_argument(
         "--reducers", type=int,
         help="reduce tasks per job where the runner honours it (spark, hadoop, emr); inline and local ignore it",
@@ -77,8 +82,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         raise UsageError(f"mrcrawl: --depth: must be at least 1, got {args.depth}")
     if args.reducers is not None and args.reducers < 1:
         raise UsageError(f"mrcrawl: --reducers: must be at least 1, got {args.reducers}")
-    if args.runner not in SUPPORTED_RUNNERS:
-        raise UsageError(f"mrcrawl: --runner {args.runner}: not yet supported (use inline, local or spark)")
+    args.export = [kind.strip() for kind in args.export.split(",") if kind.strip()]
+    for kind in args.export:
+        if kind not in EXPORT_KINDS:
+            raise UsageError(f"mrcrawl: --export {kind}: unknown; choose from {', '.join(EXPORT_KINDS)}")
+    if args.export and args.output and is_cluster_path(args.output):
+        raise UsageError(f"mrcrawl: --export: exports read local disk; copy {args.output} down and run python -m mrcrawl.export")
+    if args.runner in ("inline", "local") and args.output and is_cluster_path(args.output):
+        raise UsageError(f"mrcrawl: --output {args.output}: the {args.runner} runner works on local disk; use spark, hadoop or emr")
     return args
 
 
@@ -131,13 +142,20 @@ class Crawl:
         self.say = say
         self._scratch = tempfile.TemporaryDirectory(prefix="mrcrawl-run-")
         self._runner_args = ["-r", self.runner]
+        if args.mrjob_conf:
+            self._runner_args += ["--conf-path", args.mrjob_conf]
+        on_this_machine = self.runner == "local" or (self.runner == "spark" and args.spark_master.startswith("local"))
         if self.runner in SHIPPING_RUNNERS:
             # Tasks run in other processes (or machines) and import the
             # package from this zip, not from wherever the driver found it.
-            self._runner_args += ["--py-files", package_zip(self._scratch.name), "--python-bin", sys.executable]
+            self._runner_args += ["--py-files", package_zip(self._scratch.name)]
+        if on_this_machine:
+            # Tasks here use this interpreter (and its packages); a cluster's
+            # Python is mrjob.conf's python_bin.
+            self._runner_args += ["--python-bin", sys.executable]
         if self.runner == "spark":
             self._runner_args += ["--spark-master", args.spark_master]
-            if args.spark_master.startswith("local"):
+            if on_this_machine:
                 # Spark otherwise binds its driver to the host's first
                 # non-loopback address; a local master needs no network.
                 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -166,8 +184,7 @@ class Crawl:
 
     def crawl_layer(self, layer: int, last: bool) -> None:
         store = self.store
-        urls = sum(1 for part in store.parts(store.frontier(layer)) for line in open(part, encoding="utf-8") if line.strip())
-        self.say(f"layer {layer}: {urls} URLs")
+        self.say(f"layer {layer}: {self._frontier_size(layer)} URLs")
         self.step(f"crawl/{layer}", MRCrawler, [store.frontier(layer)], store.docs(layer), layer)
         self.step(f"parse/{layer}", MRParser, [store.docs(layer)], store.outlinks(layer), layer)
         if not last:
@@ -185,32 +202,32 @@ class Crawl:
 
     # ---- one job -----------------------------------------------------------
 
-    def step(self, name: str, job_class, inputs: list[Path], output: Path, layer: int) -> None:
+    def step(self, name: str, job_class, inputs: list, output, layer: int) -> None:
         done = self.state["done"]
         if name in done:
             self.say(f"  {name:<12} already done")
             return
         inputs = [directory for directory in inputs if self.store.parts(directory)]
-        scratch = self.store.scratch(name)
+        written = self.store.begin_output(name, output)
         started = time.monotonic()
         if inputs:
             try:
-                counters = self._run_job(job_class, inputs, scratch, layer)
+                counters = self._run_job(job_class, inputs, written, layer)
             except Exception as error:
                 logging.getLogger(__name__).exception("step %s failed", name)
                 raise StepFailed(f"{name} failed: {type(error).__name__}: {error}") from error
         else:
-            scratch.mkdir()
-            (scratch / "part-00000").touch()
+            self.store.write_text(self.store.part_file(written), "")
             counters = {}
-        self.store.commit(scratch, output)
+        self.store.commit(written, output)
         seconds = round(time.monotonic() - started, 3)
         done[name] = {"seconds": seconds, "counters": counters}
         self.store.save_state(self.state)
-        write_json_atomically(self.store.stats_path, done)
+        self.store.write_json(self.store.stats_path, done)
         self.say(f"  {name:<12} {seconds:7.1f} s  {describe(name, counters, seconds)}")
 
-    def _run_job(self, job_class, inputs: list[Path], output: Path, layer: int) -> dict:
+    def job_args(self, job_class, inputs: list, output, layer: int) -> list[str]:
+        """The command line of one job of this crawl, for this runner."""
         args = list(self._runner_args) + ["--output-dir", str(output)]
         if issubclass(job_class, CrawlJobOptions):
             args += ["--crawl-config", str(self.store.config_path), "--layer", str(layer)]
@@ -219,12 +236,15 @@ class Crawl:
         if self.runner in ("inline", "local"):
             # These runners, given a directory, read every file in it
             # (.crc and _SUCCESS too): name the part files.
-            args += [str(directory / "part-*") for directory in inputs]
+            args += [f"{directory}/part-*" for directory in inputs]
         else:
             # Spark and Hadoop read directories and skip their marker files,
             # and Spark cannot expand a local glob.
             args += [str(directory) for directory in inputs]
-        job = job_class(args=args)
+        return args
+
+    def _run_job(self, job_class, inputs: list, output, layer: int) -> dict:
+        job = job_class(args=self.job_args(job_class, inputs, output, layer))
         with job.make_runner() as runner:
             if self.runner == "spark" and not is_uri(runner._spark_tmp_dir):
                 # mrjob 0.7.4 writes counters there on a local master
@@ -232,6 +252,12 @@ class Crawl:
                 os.makedirs(runner._spark_tmp_dir, exist_ok=True)
             runner.run()
             return merge_counters(runner.counters())
+
+    def _frontier_size(self, layer: int):
+        if layer == 0:
+            return self.state.get("seeds_count", "?")
+        previous = self.state["done"].get(f"optimize/{layer - 1}", {})
+        return previous.get("counters", {}).get("optimize", {}).get("new_urls", "?")
 
     def _outcome_totals(self) -> Counter:
         totals = Counter()
@@ -272,9 +298,13 @@ def describe(step: str, counters: dict, seconds: float) -> str:
     return f"{counters.get('xml', {}).get('pages', 0)} XML pages"
 
 
-def open_crawl(args: argparse.Namespace, config: CrawlConfig, seeds: list[str]) -> tuple[CrawlStore, dict]:
-    """Create the crawl directory, or reopen it for --resume."""
-    store = CrawlStore(args.output or Path("crawl") / config.name)
+def crawl_store(args: argparse.Namespace, config: CrawlConfig) -> CrawlStore:
+    root = args.output or str(Path("crawl") / config.name)
+    return ClusterCrawlStore(root) if is_cluster_path(root) else CrawlStore(root)
+
+
+def open_crawl(store: CrawlStore, args: argparse.Namespace, config: CrawlConfig, seeds: list[str]) -> dict:
+    """Start the crawl in the store's directory, or reopen it for --resume."""
     if store.holds_crawl():
         if not args.resume:
             raise UsageError(f"{store.root}: already holds a crawl; use --resume to continue it or another --output")
@@ -283,22 +313,22 @@ def open_crawl(args: argparse.Namespace, config: CrawlConfig, seeds: list[str]) 
             raise UsageError(f"{store.state_path}: format: not a crawl state this version can resume")
         if state["config"] != json_config(config):
             raise UsageError(f"{args.conf}: differs from the config of the crawl in {store.root}; resume with the same config")
-        return store, state
-    store.root.mkdir(parents=True, exist_ok=True)
-    store.config_path.write_text(config.to_json() + "\n", encoding="utf-8")
+        return state
+    store.make_root()
+    store.write_text(store.config_path, config.to_json() + "\n")
     state = {
         "format": STATE_FORMAT,
         "config": json_config(config),
         "seeds": os.path.abspath(args.seeds),
+        "seeds_count": len(seeds),
         "started_at": datetime.now(timezone.utc).strftime("%Y_%m_%d_%H_%M_%S"),
         "done": {},
     }
-    scratch = store.scratch("seeds")
-    scratch.mkdir()
-    (scratch / "part-00000").write_text("".join(url + "\n" for url in seeds), encoding="utf-8")
-    store.commit(scratch, store.frontier(0))
+    written = store.begin_output("seeds", store.frontier(0))
+    store.write_text(store.part_file(written), "".join(url + "\n" for url in seeds))
+    store.commit(written, store.frontier(0))
     store.save_state(state)
-    return store, state
+    return state
 
 
 def json_config(config: CrawlConfig) -> dict:
@@ -306,7 +336,14 @@ def json_config(config: CrawlConfig) -> dict:
 
 
 def lock(store: CrawlStore):
-    """Keep two runs out of one crawl directory; the lock dies with the process."""
+    """Keep two runs out of one local crawl directory; the lock dies with the process.
+
+    A directory on HDFS or S3 has no such lock: run_depth.sh's per-language
+    lock on the machine that drives the crawl keeps runs apart there.
+    """
+    if isinstance(store, ClusterCrawlStore):
+        return contextlib.nullcontext()
+    store.make_root()
     handle = open(store.lock_path, "w")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -323,18 +360,17 @@ def main(argv: list[str] | None = None) -> int:
         args = parse_args(argv)
         config = load_config(args.conf)
         seeds, skipped = read_seeds(args.seeds, UrlFilter(config.url_allow, config.url_deny))
-        existing = CrawlStore(args.output or Path("crawl") / config.name)
-        if existing.holds_crawl() and not args.resume:
-            raise UsageError(f"{existing.root}: already holds a crawl; use --resume to continue it or another --output")
+        store = crawl_store(args, config)
+        if store.holds_crawl() and not args.resume:
+            raise UsageError(f"{store.root}: already holds a crawl; use --resume to continue it or another --output")
     except (UsageError, ConfigError) as error:
         print(str(error), file=sys.stderr)
         return 2
     for message in skipped:
         print(message, file=sys.stderr)
     try:
-        Path(existing.root).mkdir(parents=True, exist_ok=True)
-        held = lock(existing)
-        store, state = open_crawl(args, config, seeds)
+        held = lock(store)
+        state = open_crawl(store, args, config, seeds)
     except UsageError as error:
         print(str(error), file=sys.stderr)
         return 2
@@ -346,6 +382,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"mrcrawl: {error}", file=sys.stderr)
             print(f"mrcrawl: finished steps are kept in {store.root}; fix the cause and run again with --resume", file=sys.stderr)
             return 1
+    if args.export:
+        for kind, summary in run_exports(store.root, args.export).items():
+            print(describe_export(kind, summary))
     return 0
 
 

@@ -115,6 +115,27 @@ def _redirect(host: HostQueue, task: Task, exchange: Exchange) -> tuple[str | No
     return target, None
 
 
+def open_session(config: CrawlConfig) -> requests.Session:
+    """One host's HTTP session: one kept-alive connection, the crawl's headers.
+
+    The WARC export prepares its request records with it too, so that the
+    archive shows exactly what the crawler sent.
+    """
+    session = requests.Session()
+    session.trust_env = False  # the config's proxy, not the environment's
+    adapter = HTTPAdapter(pool_connections=1, pool_maxsize=1, max_retries=0)
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    session.headers.update({
+        "User-Agent": config.user_agent,
+        "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
+        "Accept-Language": f"{config.language},*;q=0.5",
+    })
+    if config.proxy:
+        session.proxies = {"http": config.proxy, "https": config.proxy}
+    return session
+
+
 class Fetcher:
     """Fetch URLs fed one by one; yield a doc record for each, in any order."""
 
@@ -381,20 +402,8 @@ class Fetcher:
     # ---- one HTTP exchange -------------------------------------------------
 
     def _open_session(self, host: HostQueue) -> requests.Session:
-        session = requests.Session()
-        session.trust_env = False  # the config's proxy, not the environment's
-        adapter = HTTPAdapter(pool_connections=1, pool_maxsize=1, max_retries=0)
-        session.mount("http://", adapter)
-        session.mount("https://", adapter)
-        session.headers.update({
-            "User-Agent": self.config.user_agent,
-            "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
-            "Accept-Language": f"{self.config.language},*;q=0.5",
-        })
-        if self.config.proxy:
-            session.proxies = {"http": self.config.proxy, "https": self.config.proxy}
-        host.session = session
-        return session
+        host.session = open_session(self.config)
+        return host.session
 
     def _close_session(self, host: HostQueue) -> None:
         if host.session is not None:

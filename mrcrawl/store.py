@@ -9,9 +9,12 @@
     DIR/doc/merged/       one doc record per final URL over all layers
     DIR/xml/<start time>/ one XML page per indexable fetched page
 
-A job writes into DIR/.work/<step>/ and the directory is renamed into place
-only when the job has succeeded, and only then is the step marked done, so a
-run that dies midway leaves every finished store whole and no half store.
+A store counts only once crawl.json lists the step that wrote it.  On local
+disk a job also writes into DIR/.work/<step>/ and the directory is renamed
+into place only when the job has succeeded, so a run that dies midway leaves
+no half store where a reader would look.  (On HDFS or S3, see clusterstore.py,
+there is no cheap rename: a step's output is removed before the step runs
+again, and crawl.json alone says what is complete.)
 """
 from __future__ import annotations
 
@@ -24,65 +27,93 @@ STATE_FORMAT = 1
 
 
 class CrawlStore:
+    """A crawl directory on local disk."""
+
     def __init__(self, root: str | Path):
-        self.root = Path(root)
-        self.state_path = self.root / "crawl.json"
-        self.config_path = self.root / "config.json"
-        self.stats_path = self.root / "stats.json"
-        self.work_dir = self.root / ".work"
-        self.lock_path = self.root / ".lock"
-
-    def frontier(self, layer: int) -> Path:
-        return self.root / "in" / str(layer)
-
-    def docs(self, layer: int) -> Path:
-        return self.root / "doc" / str(layer)
-
-    def outlinks(self, layer: int) -> Path:
-        return self.root / "out" / str(layer)
-
-    def merged(self) -> Path:
-        return self.root / "doc" / "merged"
-
-    def xml(self, started_at: str) -> Path:
-        return self.root / "xml" / started_at
+        self.root = self.root_path(root)
+        self.state_path = self.join("crawl.json")
+        self.config_path = self.join("config.json")
+        self.stats_path = self.join("stats.json")
+        self.work_dir = self.join(".work")
+        self.lock_path = self.join(".lock")
 
     @staticmethod
-    def parts(directory: Path) -> list[Path]:
-        return sorted(directory.glob("part-*"))
+    def root_path(root: str | Path):
+        return Path(root)
 
-    def has_records(self, directory: Path) -> bool:
+    def join(self, *parts: str):
+        return self.root.joinpath(*parts)
+
+    def frontier(self, layer: int):
+        return self.join("in", str(layer))
+
+    def docs(self, layer: int):
+        return self.join("doc", str(layer))
+
+    def outlinks(self, layer: int):
+        return self.join("out", str(layer))
+
+    def merged(self):
+        return self.join("doc", "merged")
+
+    def xml(self, started_at: str):
+        return self.join("xml", started_at)
+
+    @staticmethod
+    def part_file(directory, number: int = 0):
+        return f"{directory}/part-{number:05d}"
+
+    def parts(self, directory) -> list:
+        return sorted(Path(directory).glob("part-*"))
+
+    def has_records(self, directory) -> bool:
         return any(part.stat().st_size > 0 for part in self.parts(directory))
 
     def holds_crawl(self) -> bool:
         return self.state_path.exists()
 
-    # ---- state -----------------------------------------------------------
+    def make_root(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    # ---- small files -------------------------------------------------------
+
+    def read_text(self, path) -> str:
+        return Path(path).read_text(encoding="utf-8")
+
+    def write_text(self, path, text: str) -> None:
+        """Replace a small file whole: readers see the old or the new one."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
 
     def load_state(self) -> dict:
-        return json.loads(self.state_path.read_text(encoding="utf-8"))
+        return json.loads(self.read_text(self.state_path))
 
     def save_state(self, state: dict) -> None:
-        write_json_atomically(self.state_path, state)
+        self.write_json(self.state_path, state)
 
-    # ---- step outputs ----------------------------------------------------
+    def write_json(self, path, data) -> None:
+        self.write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+    # ---- step outputs ------------------------------------------------------
+
+    def begin_output(self, step: str, final):
+        """Where a step's job writes; pass it to commit() once the job succeeded."""
+        return self.scratch(step)
 
     def scratch(self, step: str) -> Path:
-        """An empty directory for a job to write; see commit()."""
+        """An empty, not yet created directory under DIR/.work/."""
         scratch = self.work_dir / step.replace("/", "-")
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.parent.mkdir(parents=True, exist_ok=True)
         return scratch
 
-    def commit(self, scratch: Path, final: Path) -> None:
-        """Put a finished job's output in place of any earlier one."""
+    def commit(self, written, final) -> None:
+        """Put a finished step's output in place of any earlier one."""
+        final = Path(final)
         if final.exists():
             shutil.rmtree(final)
         final.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(scratch, final)
-
-
-def write_json_atomically(path: Path, data) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+        os.replace(written, final)

@@ -63,4 +63,5 @@ def test_local_runner_equals_inline(server, inline_stores, tmp_path):
 
 
 def test_spark_runner_equals_inline(server, inline_stores, tmp_path):
-    assert crawl_with(server, tmp_path, "spark", "--spark-master", "local[2]", "--reducers", "2") == inline_stores
+    spark_stores = crawl_with(server, tmp_path, "spark", "--spark-master", "local[2]", "--reducers", "2")
+    assert spark_stores == inline_stores

@@ -1,0 +1,89 @@
+"""A crawl directory on HDFS, S3 or any URI mrjob's filesystems reach.
+
+The layout and the rules are those of store.py; only the file operations
+differ.  They go through mrjob's filesystems (the `hadoop` binary for
+hdfs://, boto3 for s3://, plain files for file:///), which is why this one
+module of the package imports mrjob: tasks never load it, only the driver.
+"""
+from __future__ import annotations
+
+import os
+import posixpath
+import tempfile
+
+from mrjob.fs.composite import CompositeFilesystem
+from mrjob.fs.hadoop import HadoopFilesystem
+from mrjob.fs.local import LocalFilesystem
+from mrjob.fs.s3 import S3Filesystem
+from mrjob.parse import is_uri
+
+from .store import CrawlStore
+
+
+def is_cluster_path(path: str) -> bool:
+    return is_uri(str(path))
+
+
+def mrjob_filesystem() -> CompositeFilesystem:
+    # The first filesystem that can handle a path serves it: file:/// must
+    # reach the local one before Hadoop's, which would claim any URI.
+    fs = CompositeFilesystem()
+    fs.add_fs("local", LocalFilesystem())
+    fs.add_fs("s3", S3Filesystem())
+    fs.add_fs("hadoop", HadoopFilesystem())
+    return fs
+
+
+class ClusterCrawlStore(CrawlStore):
+    """A crawl directory named by a URI; paths are strings."""
+
+    def __init__(self, root: str, fs=None):
+        self.fs = fs or mrjob_filesystem()
+        super().__init__(root)
+
+    @staticmethod
+    def root_path(root: str) -> str:
+        return str(root).rstrip("/")  # a pathlib.Path would fold hdfs:// into hdfs:/
+
+    def join(self, *parts: str) -> str:
+        return posixpath.join(self.root, *parts)
+
+    def parts(self, directory) -> list[str]:
+        if not self.fs.exists(directory):
+            return []
+        return sorted(path for path in self.fs.ls(directory) if posixpath.basename(path).startswith("part-"))
+
+    def has_records(self, directory) -> bool:
+        return any(self.fs.du(part) > 0 for part in self.parts(directory))
+
+    def holds_crawl(self) -> bool:
+        return self.fs.exists(self.state_path)
+
+    def make_root(self) -> None:
+        self.fs.mkdir(self.root)
+
+    def read_text(self, path) -> str:
+        return b"".join(self.fs.cat(path)).decode("utf-8")
+
+    def write_text(self, path, text: str) -> None:
+        # No rename on these filesystems: replace the file in two moves.
+        # Only the driver writes these small files, one at a time.
+        with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".mrcrawl", delete=False) as local:
+            local.write(text)
+        try:
+            if self.fs.exists(path):
+                self.fs.rm(path)
+            self.fs.mkdir(posixpath.dirname(path))
+            self.fs.put(local.name, path)
+        finally:
+            os.unlink(local.name)
+
+    def begin_output(self, step: str, final) -> str:
+        # A job writes straight into its store; what an interrupted run left
+        # there goes first.  crawl.json marks the store complete afterwards.
+        if self.fs.exists(final):
+            self.fs.rm(final)
+        return final
+
+    def commit(self, written, final) -> None:
+        pass  # written is final already

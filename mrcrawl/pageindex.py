@@ -1,0 +1,200 @@
+"""The Parquet page index of a crawl: one row per attempted URL, every outcome.
+
+    DIR/index/<name>-<start>-L<layer>.parquet
+
+One file per layer, written part file by part file of doc/<L>/.  The only
+thing held for a whole layer is its out store's link count per fetch; rows
+are held for one row group at most.
+
+Layout:
+- Row groups of ROW_GROUP_ROWS rows.  An index row is a few hundred bytes, so
+  a group is some 30-60 MB before compression: large enough that a scan reads
+  long runs of each column, small enough that readers parallelise over a
+  layer's groups (DuckDB splits work by row group, and its own groups are
+  122,880 rows) and that the writer's buffer stays small.
+- Each row group is sorted by registered_domain, host, url (IP-literal hosts,
+  which have no registered domain, last), and the files say so in their
+  sorting_columns.  A site's rows sit together, so the min/max statistics let
+  a reader skip groups when it filters on a domain or host, and the
+  dictionary-encoded columns compress well.  A layer that fits in one group
+  is sorted whole; larger layers are sorted within each group, since sorting
+  a whole layer would hold it in memory.
+- Low-cardinality strings (host, registered_domain, outcome, content_type,
+  encoding, language) are Arrow dictionaries, stored as Parquet dictionary
+  pages, read back as pandas categoricals.
+- zstd compression: smaller than snappy for text-heavy columns at a
+  similar decoding speed, and read by pyarrow, DuckDB and Spark alike.
+
+registered_domain is the pay-level domain under the public suffix list's
+ICANN section (news.bbc.co.uk -> bbc.co.uk), from the snapshot of the list
+that tldextract ships: an export never touches the network, and the same
+crawl always gives the same index.  IP-literal hosts have none (null).
+"""
+from __future__ import annotations
+
+import functools
+import ipaddress
+import logging
+from datetime import datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import tldextract
+
+from .charset import decode_page
+from .export import CrawlReader, fetch_key, read_part
+from .html import parse_html
+from .records import FETCHED, payload_digest, response_body
+from .text import headline
+from .urls import host_of
+
+log = logging.getLogger(__name__)
+
+ROW_GROUP_ROWS = 128 * 1024
+BATCH_ROWS = 8 * 1024  # rows turned from Python values into Arrow at a time
+_CATEGORY = pa.dictionary(pa.int32(), pa.string())
+
+INDEX_SCHEMA = pa.schema([
+    pa.field("url", pa.string(), nullable=False),
+    pa.field("requested_url", pa.string(), nullable=False),
+    pa.field("redirect_from", pa.string()),
+    pa.field("host", _CATEGORY, nullable=False),
+    pa.field("registered_domain", _CATEGORY),
+    pa.field("layer", pa.int16(), nullable=False),
+    pa.field("outcome", _CATEGORY, nullable=False),
+    pa.field("status", pa.int16()),
+    pa.field("fetched_at", pa.timestamp("ms", tz="UTC"), nullable=False),
+    pa.field("content_type", _CATEGORY),
+    pa.field("encoding", _CATEGORY),
+    pa.field("content_length", pa.int32()),  # bytes of the stored body (cut at max_page_bytes)
+    pa.field("truncated", pa.bool_(), nullable=False),
+    pa.field("digest", pa.string()),  # sha1: + base32 of the stored body, as WARC-Payload-Digest
+    pa.field("title", pa.string()),
+    pa.field("language", _CATEGORY, nullable=False),  # the crawl's language
+    pa.field("outlink_count", pa.int32()),  # null when the layer was never parsed
+    pa.field("error", pa.string()),
+])
+SORT_KEYS = [("registered_domain", "ascending"), ("host", "ascending"), ("url", "ascending")]
+# The same columns with plain strings, as rows are first gathered.
+_GATHER_SCHEMA = pa.schema([
+    field.with_type(pa.string()) if pa.types.is_dictionary(field.type) else field for field in INDEX_SCHEMA
+])
+
+# The public suffix list snapshot bundled with tldextract: no list is
+# fetched (no URLs) and nothing is cached on disk.
+_public_suffixes = tldextract.TLDExtract(cache_dir=None, suffix_list_urls=(), include_psl_private_domains=False)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def registered_domain(host: str) -> str | None:
+    """The pay-level domain of a host name; None for IP literals and for
+    names with no public suffix (localhost)."""
+    try:
+        ipaddress.ip_address(host)
+        return None
+    except ValueError:
+        pass
+    return _public_suffixes(host.lower()).top_domain_under_public_suffix or None
+
+
+def page_title(doc: dict) -> str | None:
+    """The headline of a fetched page, as the XML's <headline> has it."""
+    try:
+        return headline(parse_html(decode_page(doc)))
+    except Exception:  # one page that breaks the parser must not stop the export
+        log.exception("no title taken from %s", doc["url"])
+        return None
+
+
+def index_row(doc: dict, language: str, outlink_count: int | None) -> dict:
+    """One doc record as a row of the index."""
+    body = response_body(doc)
+    host = host_of(doc["url"])
+    return {
+        "url": doc["url"],
+        "requested_url": doc["requested_url"],
+        "redirect_from": doc["redirect_from"],
+        "host": host,
+        "registered_domain": registered_domain(host),
+        "layer": doc["layer"],
+        "outcome": doc["outcome"],
+        "status": doc["status"],
+        "fetched_at": datetime.fromisoformat(doc["fetched_at"]),
+        "content_type": doc["content_type"],
+        "encoding": doc["encoding"],
+        "content_length": None if body is None else len(body),
+        "truncated": bool(doc["truncated"]),
+        "digest": None if body is None else payload_digest(body),
+        "title": page_title(doc) if doc["outcome"] == FETCHED else None,
+        "language": language,
+        "outlink_count": outlink_count,
+        "error": doc["error"],
+    }
+
+
+def write_index(crawl: CrawlReader, directory: Path) -> dict:
+    """Write the crawl's index files into `directory`; say what was written."""
+    rows = row_groups = 0
+    sorting = pq.SortingColumn.from_ordering(INDEX_SCHEMA, SORT_KEYS, null_placement="at_end")
+    for layer in crawl.layers:
+        counts = outlink_counts(crawl, layer)
+        path = directory / f"{crawl.file_prefix}-L{layer}.parquet"
+        with pq.ParquetWriter(
+            path, INDEX_SCHEMA, compression="zstd", sorting_columns=sorting,
+            use_dictionary=[field.name for field in INDEX_SCHEMA if pa.types.is_dictionary(field.type)],
+        ) as writer:
+            group = _RowGroup(writer)
+            for part in crawl.doc_parts(layer):
+                for _, doc in read_part(part):
+                    count = None if counts is None else counts.get(fetch_key(doc["url"], doc["fetched_at"]))
+                    group.add(index_row(doc, crawl.config.language, count))
+            group.flush()
+        rows += group.rows_written
+        row_groups += pq.ParquetFile(path).metadata.num_row_groups
+    return {"files": len(crawl.layers), "records": rows, "row_groups": row_groups}
+
+
+def outlink_counts(crawl: CrawlReader, layer: int) -> dict[str, int] | None:
+    """Links per fetch of a layer, by fetch_key; None when it was never parsed."""
+    if not crawl.has_outlinks(layer):
+        return None
+    return {fetch_key(url, out["timestamp"]): len(out["outlinks"]) for url, out in crawl.out_records(layer)}
+
+
+class _RowGroup:
+    """Rows gathered into Arrow batches until a row group is full, then
+    sorted and written as one group."""
+
+    def __init__(self, writer: pq.ParquetWriter):
+        self.writer = writer
+        self.columns: dict[str, list] = {name: [] for name in INDEX_SCHEMA.names}
+        self.pending = 0
+        self.batches: list[pa.RecordBatch] = []
+        self.batched = 0
+        self.rows_written = 0
+
+    def add(self, row: dict) -> None:
+        for name, values in self.columns.items():
+            values.append(row[name])
+        self.pending += 1
+        if self.pending == BATCH_ROWS:
+            self._batch()
+            if self.batched >= ROW_GROUP_ROWS:
+                self.flush()
+
+    def _batch(self) -> None:
+        if self.pending:
+            self.batches.append(pa.RecordBatch.from_pydict(self.columns, schema=_GATHER_SCHEMA))
+            self.batched += self.pending
+            self.columns = {name: [] for name in INDEX_SCHEMA.names}
+            self.pending = 0
+
+    def flush(self) -> None:
+        self._batch()
+        if not self.batches:
+            return
+        table = pa.Table.from_batches(self.batches).sort_by(SORT_KEYS)  # nulls last, as sorting_columns says
+        self.writer.write_table(table.cast(INDEX_SCHEMA), row_group_size=ROW_GROUP_ROWS)
+        self.rows_written += self.batched
+        self.batches, self.batched = [], 0

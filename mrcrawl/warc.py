@@ -1,0 +1,298 @@
+"""WARC 1.1 files of a crawl: every HTTP response it received, as received.
+
+    DIR/warc/<name>-<start>-L<layer>-<part>.warc.gz
+
+One file per doc part file of each layer (doc/<L>/part-*): a file is as large
+as one task's output, so files stay bounded however large the crawl, and a
+map-only job could later write each one where its part file lies.  A part
+file with no HTTP response in it gives no file.  Each file is gzip-compressed
+record by record (a reader can seek to any record) and starts with a
+`warcinfo` record naming the software, the format and the crawl.
+
+For every doc record that got an HTTP response (`status` not null), in this
+order, as Common Crawl writes them:
+
+- `request`: the GET the fetcher sent, with the headers its session sends
+  (taken from that very session, see fetcher_session) and the Host line
+  http.client adds first.  One thing is missing: after a host sets a
+  cookie, the session sends it back on that host's later requests, and the
+  doc record does not keep the Cookie header that was sent;
+- `response`: the status line, the headers in the order and repetition they
+  came in, and the stored body (records.response_body).  The body is stored
+  after Content-Encoding and chunked Transfer-Encoding were undone, so, as
+  Common Crawl does, the headers that described the wire form are renamed
+  (`X-Crawler-Content-Encoding`, `X-Crawler-Transfer-Encoding`,
+  `X-Crawler-Content-Length`) and a Content-Length of the stored body is put
+  in: the record then parses as the HTTP message it holds.  A body cut at
+  max_page_bytes gets `WARC-Truncated: length`;
+- `metadata` (fetched and redirect records only): `application/warc-fields`
+  with the layer, the outcome, `redirect-from` when same-host redirects were
+  followed, and one `outlink` field per link of the out record, in order.
+  warc-fields rather than JSON because it is the format WARC defines for
+  metadata records, and Heritrix's outlink fields already use it.
+
+Request and response name each other with WARC-Concurrent-To; the metadata
+record names the response with WARC-Refers-To.  Record IDs are UUIDs derived
+from the fetch (layer, requested URL, fetch time), so exporting the same
+crawl again gives the same IDs.  robots.txt responses are not in the doc
+store and are not archived.
+"""
+from __future__ import annotations
+
+import ipaddress
+import sqlite3
+import tempfile
+import uuid
+from collections import Counter
+from datetime import datetime, timezone
+from importlib import metadata as package_metadata
+from io import BytesIO
+from pathlib import Path
+
+import requests
+from urllib3.response import HTTPResponse
+from urllib3.util import parse_url
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from .config import CrawlConfig
+from .export import CrawlReader, fetch_key, read_part
+from .fetch import open_session
+from .records import FETCHED, REDIRECT, payload_digest, response_body
+from .urls import host_of
+
+WARC_VERSION = "1.1"
+WARC_1_1_SPEC = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
+# Fixed, so that one fetch gets the same record IDs on every export.
+RECORD_ID_NAMESPACE = uuid.UUID("5d0c6a0e-2f4b-4e8b-9a52-6d8b8f3c1e27")
+HTTP_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def write_warc(crawl: CrawlReader, directory: Path) -> dict:
+    """Write the crawl's WARC files into `directory`; say what was written."""
+    by_type: Counter = Counter()
+    files = 0
+    session = fetcher_session(crawl.config)
+    with session, tempfile.TemporaryDirectory(prefix="mrcrawl-warc-") as scratch:
+        for layer in crawl.layers:
+            outlinks = LayerOutlinks(crawl, layer, Path(scratch) / f"out-{layer}.sqlite")
+            try:
+                for part in crawl.doc_parts(layer):
+                    with WarcFile(directory / f"{crawl.file_prefix}-L{layer}-{part.name}.warc.gz", crawl, layer) as warc:
+                        for _, doc in read_part(part):
+                            if doc["status"] is not None:
+                                warc.write_fetch(doc, session, outlinks)
+                    files += warc.opened
+                    by_type.update(warc.by_type)
+            finally:
+                outlinks.close()
+    return {"files": files, "records": sum(by_type.values()), "by_type": dict(by_type)}
+
+
+def fetcher_session(config: CrawlConfig) -> requests.Session:
+    """A session set up exactly as the fetcher sets up each host's session, so
+    that the archived request shows the headers the crawl really sent.  It is
+    only used to prepare requests; it never connects."""
+    return open_session(config)
+
+
+def request_message(session: requests.Session, url: str, proxy: str | None) -> StatusAndHeaders:
+    """The request line and headers the fetcher's session sends for `url`."""
+    prepared = session.prepare_request(requests.Request("GET", url))
+    parts = parse_url(prepared.url)
+    host = parts.host if parts.port in (None, HTTP_DEFAULT_PORTS[parts.scheme]) else f"{parts.host}:{parts.port}"
+    # Through a proxy, plain http goes in absolute form; https is tunnelled.
+    target = prepared.url if proxy and parts.scheme == "http" else prepared.path_url
+    # http.client writes Host before the session's headers.
+    headers = [("Host", host)] + list(prepared.headers.items())
+    return StatusAndHeaders(f"GET {target} HTTP/1.1", headers, is_http_request=True)
+
+
+def archived_headers(headers: list, stored_length: int) -> list[tuple[str, str]]:
+    """A response's headers as they must read beside the stored body: the
+    wire-form headers renamed to X-Crawler-*, a true Content-Length added."""
+    codings = [token.strip().lower() for name, value in headers if name.lower() == "content-encoding"
+               for token in value.split(",")]
+    # urllib3 undoes these codings for requests; if it undid any, the stored
+    # body is no longer what Content-Encoding describes.
+    decoded = any(coding in HTTPResponse.CONTENT_DECODERS for coding in codings)
+    archived, length_written, dechunked = [], False, False
+    for name, value in headers:
+        lower = name.lower()
+        if lower == "content-encoding" and decoded:
+            archived.append(("X-Crawler-Content-Encoding", value))
+        elif lower == "transfer-encoding":
+            archived.append(("X-Crawler-Transfer-Encoding", value))
+            dechunked = True
+        elif lower == "content-length" and value.strip() != str(stored_length):
+            archived.append(("X-Crawler-Content-Length", value))
+            if not length_written:
+                archived.append(("Content-Length", str(stored_length)))
+                length_written = True
+        else:
+            archived.append((name, value))
+            length_written |= lower == "content-length"
+    if dechunked and not length_written:
+        archived.append(("Content-Length", str(stored_length)))
+    return archived
+
+
+def warc_date(fetched_at: str) -> str:
+    """WARC 1.1's W3C-ISO8601 date in UTC, to the millisecond when known."""
+    moment = datetime.fromisoformat(fetched_at).astimezone(timezone.utc)
+    fraction = f".{moment.microsecond // 1000:03d}" if moment.microsecond else ""
+    return f"{moment:%Y-%m-%dT%H:%M:%S}{fraction}Z"
+
+
+def ip_address(url: str) -> str | None:
+    """The URL's host when it is an IP literal; the crawl keeps no DNS answers."""
+    try:
+        return str(ipaddress.ip_address(host_of(url)))
+    except ValueError:
+        return None
+
+
+def record_id(*fields) -> str:
+    return f"<urn:uuid:{uuid.uuid5(RECORD_ID_NAMESPACE, ' '.join(map(str, fields)))}>"
+
+
+def software() -> str:
+    names = []
+    for name in ("mrcrawl", "warcio"):
+        try:
+            names.append(f"{name}/{package_metadata.version(name)}")
+        except package_metadata.PackageNotFoundError:  # run from a source tree that was never installed
+            names.append(name)
+    return " ".join(names)
+
+
+class LayerOutlinks:
+    """A layer's out records, on local disk and looked up by fetch_key(): the
+    links of a large layer do not fit in memory, their count does."""
+
+    def __init__(self, crawl: CrawlReader, layer: int, path: Path):
+        self.complete = crawl.has_outlinks(layer)
+        self.db = sqlite3.connect(path)
+        self.db.execute("PRAGMA journal_mode = OFF")
+        self.db.execute("PRAGMA synchronous = OFF")
+        self.db.execute("CREATE TABLE out (key TEXT PRIMARY KEY, outlinks TEXT NOT NULL) WITHOUT ROWID")
+        if self.complete:
+            with self.db:
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO out VALUES (?, ?)",
+                    ((fetch_key(url, out["timestamp"]), "\n".join(out["outlinks"])) for url, out in crawl.out_records(layer)),
+                )
+
+    def get(self, url: str, fetched_at: str) -> list[str] | None:
+        """The record's outlinks; None when its layer was never parsed."""
+        row = self.db.execute("SELECT outlinks FROM out WHERE key = ?", (fetch_key(url, fetched_at),)).fetchone()
+        if row is None:
+            return None
+        return row[0].split("\n") if row[0] else []
+
+    def close(self) -> None:
+        self.db.close()
+
+
+class WarcFile:
+    """One .warc.gz file, opened (and given its warcinfo record) on the first
+    fetch written to it, so that a part file without responses leaves none."""
+
+    def __init__(self, path: Path, crawl: CrawlReader, layer: int):
+        self.path = path
+        self.crawl = crawl
+        self.layer = layer
+        self.by_type: Counter = Counter()
+        self.opened = False
+        self.info_id = record_id("warcinfo", path.name)
+        self._file = None
+        self._writer: WARCWriter | None = None
+
+    def __enter__(self) -> "WarcFile":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def _write(self, record) -> None:
+        self._writer.write_record(record)
+        self.by_type[record.rec_type] += 1
+
+    def _open(self) -> None:
+        self._file = open(self.path, "wb")
+        self._writer = WARCWriter(self._file, gzip=True, warc_version=WARC_VERSION)
+        self.opened = True
+        config = self.crawl.config
+        fields = [
+            ("software", software()),
+            ("format", f"WARC File Format {WARC_VERSION}"),
+            ("conformsTo", WARC_1_1_SPEC),
+            ("isPartOf", config.name),
+            ("description", f"layer {self.layer} of crawl {config.name!r} (language {config.language}), "
+                            f"started {self.crawl.started:%Y-%m-%dT%H:%M:%SZ}"),
+            ("language", config.language),
+            ("http-header-user-agent", config.user_agent),
+            ("robots", "obey" if config.obey_robots else "ignore"),
+        ]
+        payload = "".join(f"{name}: {value}\r\n" for name, value in fields).encode("utf-8")
+        self._write(self._writer.create_warc_record(
+            "", "warcinfo", payload=BytesIO(payload), length=len(payload),
+            warc_headers_dict={
+                "WARC-Type": "warcinfo",
+                "WARC-Record-ID": self.info_id,
+                "WARC-Date": warc_date(datetime.now(timezone.utc).isoformat()),
+                "WARC-Filename": self.path.name,
+            },
+        ))
+
+    def write_fetch(self, doc: dict, session: requests.Session, outlinks: LayerOutlinks) -> None:
+        """The request, response and (for pages and redirects) metadata records of one doc record."""
+        if not self.opened:
+            self._open()
+        url, fetched_at = doc["url"], doc["fetched_at"]
+        ids = {kind: record_id(kind, doc["layer"], doc["requested_url"], fetched_at)
+               for kind in ("request", "response", "metadata")}
+        common = {"WARC-Date": warc_date(fetched_at), "WARC-Target-URI": url, "WARC-Warcinfo-ID": self.info_id}
+        exchange = dict(common)  # the request and response went to this address
+        address = ip_address(url)
+        if address:
+            exchange["WARC-IP-Address"] = address
+
+        self._write(self._writer.create_warc_record(
+            url, "request",
+            http_headers=request_message(session, url, self.crawl.config.proxy),
+            warc_headers_dict={"WARC-Type": "request", "WARC-Record-ID": ids["request"], **exchange,
+                               "WARC-Concurrent-To": ids["response"]},
+        ))
+
+        body = response_body(doc)
+        status_line = f"{doc['status']} {doc['reason']}" if doc["reason"] else str(doc["status"])
+        response_headers = {"WARC-Type": "response", "WARC-Record-ID": ids["response"], **exchange,
+                            "WARC-Concurrent-To": ids["request"], "WARC-Payload-Digest": payload_digest(body)}
+        if doc["truncated"]:
+            response_headers["WARC-Truncated"] = "length"
+        self._write(self._writer.create_warc_record(
+            url, "response",
+            payload=BytesIO(body), length=len(body),
+            http_headers=StatusAndHeaders(status_line, archived_headers(doc["headers"] or [], len(body)),
+                                          protocol=doc["http_version"] or "HTTP/1.1"),
+            warc_headers_dict=response_headers,
+        ))
+
+        if doc["outcome"] not in (FETCHED, REDIRECT):
+            return
+        links = outlinks.get(url, fetched_at)
+        if links is None:
+            return  # the layer was never parsed: no outlinks to tell
+        fields = [("layer", doc["layer"]), ("outcome", doc["outcome"])]
+        if doc["redirect_from"]:
+            fields.append(("redirect-from", doc["redirect_from"]))
+        fields += [("outlink", link) for link in links]
+        payload = "".join(f"{name}: {value}\r\n" for name, value in fields).encode("utf-8")
+        self._write(self._writer.create_warc_record(
+            url, "metadata",
+            payload=BytesIO(payload), length=len(payload), warc_content_type="application/warc-fields",
+            warc_headers_dict={"WARC-Type": "metadata", "WARC-Record-ID": ids["metadata"], **common,
+                               "WARC-Refers-To": ids["response"]},
+        ))
