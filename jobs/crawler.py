@@ -26,6 +26,7 @@ class MRCrawler(CrawlJobOptions, MRJob):
 
     def mapper(self, _, url):
         if url:
+            self.increment_counter("crawl", "urls in")
             yield host_key(url), url
 
     def combiner(self, host, urls):

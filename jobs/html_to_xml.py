@@ -12,6 +12,7 @@ class MRHtmlToXml(CrawlJobOptions, MRJob):
     OUTPUT_PROTOCOL = TextLineProtocol
 
     def mapper(self, url, doc):
+        self.increment_counter("xml", "records in")
         if doc["outcome"] == FETCHED and doc["meta_index"]:
             self.increment_counter("xml", "pages")
             yield url, page_to_xml(doc, self.config.language)

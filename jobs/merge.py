@@ -16,13 +16,14 @@ class MRMerge(MRJob):
     OUTPUT_PROTOCOL = Utf8JsonProtocol
 
     def mapper(self, url, doc):
+        self.increment_counter("merge", "records in")
         yield url, doc
 
     def combiner(self, url, docs):
         yield url, best_record(docs)
 
     def reducer(self, url, docs):
-        self.increment_counter("merge", "records")
+        self.increment_counter("merge", "records out")
         yield url, best_record(docs)
 
 

@@ -24,7 +24,7 @@ class MROptimizer(CrawlJobOptions, MRJob):
 
     def reducer(self, url, marks):
         if not any(marks):
-            self.increment_counter("optimize", "new_urls")
+            self.increment_counter("optimize", "new urls")
             yield None, url
 
 

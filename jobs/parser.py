@@ -20,6 +20,7 @@ class MRParser(CrawlJobOptions, MRJob):
 
     def mapper(self, url, doc):
         out = out_record(doc, self.scope)
+        self.increment_counter("parse", "records in")
         self.increment_counter("parse", "outlinks", len(out["outlinks"]))
         yield url, out
 

@@ -189,6 +189,9 @@ class Crawl:
         self.step(f"parse/{layer}", MRParser, [store.docs(layer)], store.outlinks(layer), layer)
         if not last:
             earlier = [store.frontier(n) for n in range(layer + 1)] + [store.outlinks(n) for n in range(layer + 1)]
+            parsed = self.state["done"][f"parse/{layer}"]["counters"].get("parse", {})
+            if not parsed.get("outlinks"):
+                earlier = []  # no new link can come out of it: spare a job (on Spark, a submission)
             self.step(f"optimize/{layer}", MROptimizer, earlier, store.frontier(layer + 1), layer)
 
     def merge_and_convert(self, layers: int) -> None:
@@ -257,7 +260,7 @@ class Crawl:
         if layer == 0:
             return self.state.get("seeds_count", "?")
         previous = self.state["done"].get(f"optimize/{layer - 1}", {})
-        return previous.get("counters", {}).get("optimize", {}).get("new_urls", "?")
+        return previous.get("counters", {}).get("optimize", {}).get("new urls", "?")
 
     def _outcome_totals(self) -> Counter:
         totals = Counter()
@@ -286,16 +289,18 @@ def describe(step: str, counters: dict, seconds: float) -> str:
         parts = [f"{name} {outcomes[name]}" for name in OUTCOMES if outcomes.get(name)]
         fetch = counters.get("fetch", {})
         return (
+            f"{counters.get('crawl', {}).get('urls in', 0)} URLs in: "
             f"{', '.join(parts) or 'nothing attempted'}; {fetch.get('requests', 0)} requests, "
             f"{fetch.get('retries', 0)} retries ({fetched / max(seconds, 1e-9):.1f} pages/s)"
         )
+    group = counters.get(kind, {})
     if kind == "parse":
-        return f"{counters.get('parse', {}).get('outlinks', 0)} outlinks in scope"
+        return f"{group.get('records in', 0)} records in, {group.get('outlinks', 0)} outlinks in scope"
     if kind == "optimize":
-        return f"{counters.get('optimize', {}).get('new_urls', 0)} new URLs for the next layer"
+        return f"{group.get('new urls', 0)} new URLs for the next layer"
     if kind == "merge":
-        return f"{counters.get('merge', {}).get('records', 0)} records"
-    return f"{counters.get('xml', {}).get('pages', 0)} XML pages"
+        return f"{group.get('records in', 0)} records in, {group.get('records out', 0)} out"
+    return f"{group.get('records in', 0)} records in, {group.get('pages', 0)} XML pages"
 
 
 def crawl_store(args: argparse.Namespace, config: CrawlConfig) -> CrawlStore:
