@@ -70,9 +70,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--output", help="crawl directory (default: crawl/<config name>)")
     parser.add_argument("--runner", default="inline", choices=RUNNERS, help="mrjob runner (default: inline)")
     parser.add_argument("--resume", action="store_true", help="continue the crawl in --output after its last finished step")
-    parser.add_argument("--spark-master", default="local[*]", help="Spark master for --runner spark (default: local[*])")
+    parser.add_argument(
+        "--spark-master",
+        help="Spark master for --runner spark (default: the --mrjob-conf's spark_master, else local[*])",
+    )
     parser.add_argument("--export", default="", help="after the crawl, also write: warc, index or warc,index")
-    parser.add_argument("--mrjob-conf", help="mrjob.conf for the runner (clusters, EMR); see conf/ for examples")
+    parser.add_argument("--mrjob-conf", help="mrjob.conf for the runner (clusters, EMR); examples in jobs/conf/")
     parser.add_argument(
         "--reducers", type=int,
         help="reduce tasks per job where the runner honours it (spark, hadoop, emr); inline and local ignore it",
@@ -144,7 +147,8 @@ class Crawl:
         self._runner_args = ["-r", self.runner]
         if args.mrjob_conf:
             self._runner_args += ["--conf-path", args.mrjob_conf]
-        on_this_machine = self.runner == "local" or (self.runner == "spark" and args.spark_master.startswith("local"))
+        spark_master = args.spark_master or (None if args.mrjob_conf else "local[*]")
+        on_this_machine = self.runner == "local" or (self.runner == "spark" and (spark_master or "").startswith("local"))
         if self.runner in SHIPPING_RUNNERS:
             # Tasks run in other processes (or machines) and import the
             # package from this zip, not from wherever the driver found it.
@@ -154,7 +158,8 @@ class Crawl:
             # Python is mrjob.conf's python_bin.
             self._runner_args += ["--python-bin", sys.executable]
         if self.runner == "spark":
-            self._runner_args += ["--spark-master", args.spark_master]
+            if spark_master:
+                self._runner_args += ["--spark-master", spark_master]
             if on_this_machine:
                 # Spark otherwise binds its driver to the host's first
                 # non-loopback address; a local master needs no network.

@@ -1,0 +1,442 @@
+"""What the driver would submit to Hadoop streaming, EMR and Spark, read from mrjob's runners.
+
+There is no cluster here, so nothing is run.  Each test builds the driver's
+own crawl for an hdfs:// or s3:// store, lets it lay out one layer and the
+final merge exactly as a real run would, turns every step into the job
+command line the driver would use, builds the real mrjob runner from it, and
+asks the runner for the arguments it would hand to `hadoop jar`, to EMR's
+AddJobFlowSteps and RunJobFlow, or to spark-submit.
+
+The runners are asked through methods of mrjob 0.7.4 that are not public
+API (`_args_for_streaming_step`, `_build_step`, `_cluster_kwargs`,
+`_args_for_spark_step`).  mrjob is pinned to exactly that release, which is
+its last, so they cannot change under these tests; the first test below
+fails if the pin moves.
+
+Nothing may reach a cluster or AWS:
+- `hadoop_bin` and `spark_submit_bin` name files that do not exist, so any
+  attempt to run Hadoop or Spark raises FileNotFoundError and fails the test;
+- the EMR, S3, EC2 and IAM endpoints point at a closed loopback port;
+- runners are cleaned up with mode LOCAL_TMP only, because the default
+  cleanup would remove the job's temp directory on HDFS or S3.
+Two facts a cluster would report are stated instead (see `CLUSTER_HADOOP`):
+mrjob needs the Hadoop version to name jobconf properties, and asks
+`hadoop version` (hadoop runner) or DescribeCluster (emr runner) for it.
+"""
+from __future__ import annotations
+
+import re
+import shlex
+import tomllib
+import zipfile
+from collections import defaultdict
+from pathlib import Path
+
+import mrjob
+import pytest
+import yaml
+from mrjob.conf import load_opts_from_mrjob_conf
+from mrjob.emr import EMRJobRunner
+from mrjob.hadoop import HadoopJobRunner
+from mrjob.job import MRJob
+from mrjob.local import LocalMRJobRunner
+from mrjob.spark.runner import SparkMRJobRunner
+
+from jobs.crawler import MRCrawler
+from jobs.html_to_xml import MRHtmlToXml
+from jobs.merge import MRMerge
+from jobs.optimizer import MROptimizer
+from jobs.parser import MRParser
+from mrcrawl import driver
+from mrcrawl.config import load_config
+from mrcrawl.jobconf import CrawlJobOptions
+
+REPO = Path(__file__).resolve().parents[1]
+CONF_DIR = REPO / "jobs" / "conf"
+CONF_RUNNERS = {
+    "local.conf": LocalMRJobRunner,
+    "hadoop.conf": HadoopJobRunner,
+    "spark-yarn.conf": SparkMRJobRunner,
+    "spark-k8s.conf": SparkMRJobRunner,
+    "emr.conf": EMRJobRunner,
+}
+
+LAYER = 2  # a middle layer: the optimizer then reads three layers of stores
+REDUCERS = 4
+STARTED_AT = "2026_01_02_03_04_05"
+HDFS_ROOT = "hdfs://namenode/crawl/zh"
+S3_ROOT = "s3://bucket/crawl/zh"
+JOBS_WITH_REDUCER = {"crawl", "optimize", "merge"}
+# What a Hadoop 3 cluster (EMR 7.1 runs Hadoop 3.3.6) answers when asked
+# its version; mrjob uses it to write jobconf names for that version.
+CLUSTER_HADOOP = "3.3.6"
+EMR_CLUSTER_ID = "j-0000000000000"
+CLOSED_LOOPBACK = "http://127.0.0.1:9"
+OFFLINE_AWS = [f"--{service}-endpoint" for service in ("emr", "s3", "ec2", "iam")]
+
+
+def test_mrjob_is_the_release_these_tests_read():
+    assert mrjob.__version__ == "0.7.4", "these tests call mrjob 0.7.4 internals: check them against the new release"
+
+
+# ---- the mrjob.conf examples -------------------------------------------------
+
+
+def test_the_conf_directory_holds_the_documented_examples():
+    assert sorted(path.name for path in CONF_DIR.glob("*.conf")) == sorted(CONF_RUNNERS)
+
+
+@pytest.mark.parametrize("name", sorted(CONF_RUNNERS))
+def test_every_key_of_a_conf_is_an_option_of_its_runner(name):
+    runner_class = CONF_RUNNERS[name]
+    path = CONF_DIR / name
+    # A runner section under a misspelt alias would load as nothing at all.
+    assert list(yaml.safe_load(path.read_text(encoding="utf-8"))["runners"]) == [runner_class.alias]
+    [(loaded_from, options)] = load_opts_from_mrjob_conf(runner_class.alias, str(path))
+    assert loaded_from == str(path) and options
+    # mrjob only warns about, and then ignores, an option its runner lacks.
+    assert set(options) - runner_class.OPT_NAMES == set()
+
+
+# The driver gives the local runner its own interpreter; the others name one.
+@pytest.mark.parametrize("name", sorted(set(CONF_RUNNERS) - {"local.conf"}))
+def test_the_python_a_cluster_conf_names_is_one_the_project_supports(name):
+    options = conf_options(name)
+    minimum = re.fullmatch(r">=(\d+)\.(\d+)", pyproject()["project"]["requires-python"])
+    version = re.fullmatch(r"python(\d+)\.(\d+)", options["python_bin"])
+    assert version, f"{name}: python_bin should name a Python version, not {options['python_bin']!r}"
+    assert tuple(map(int, version.groups())) >= tuple(map(int, minimum.groups()))
+
+
+def test_the_emr_bootstrap_installs_exactly_the_dependencies_of_pyproject():
+    options = conf_options("emr.conf")
+    pip = [shlex.split(command) for command in options["bootstrap"] if " pip install " in command]
+    assert len(pip) == 1
+    words = pip[0]
+    assert words[:5] == ["sudo", options["python_bin"], "-m", "pip", "install"]
+    requirements = [word for word in words[5:] if not word.startswith("-")]
+    assert sorted(requirements) == sorted(pyproject()["project"]["dependencies"])
+    assert any(f"install -y {options['python_bin']}" in command for command in options["bootstrap"])
+
+
+# ---- the driver's steps ------------------------------------------------------
+
+
+class PlannedCrawl(driver.Crawl):
+    """The driver's crawl, keeping each step it would run instead of running it."""
+
+    # Each step is then recorded as done with the counters of a layer whose
+    # pages had links: the driver plans the optimizer over every earlier
+    # store only after such a layer.
+    COUNTERS = {"parse": {"outlinks": 1}}
+
+    def step(self, name, job_class, inputs, output, layer):
+        self.planned[name.split("/")[0]] = (job_class, list(inputs), output, layer)
+        self.state["done"][name] = {"seconds": 0.0, "counters": self.COUNTERS}
+
+
+def plan(runner: str, root: str, *driver_args: str) -> PlannedCrawl:
+    """The steps of layer LAYER (not the last) and of the merge after LAYER + 1 layers."""
+    args = driver.parse_args([
+        str(REPO / "seeds" / "zh.txt"), "--depth", str(LAYER + 2), "--conf", str(REPO / "seeds" / "zh.yaml"),
+        "--runner", runner, "--reducers", str(REDUCERS), "--output", root, *driver_args,
+    ])
+    config = load_config(args.conf)
+    crawl = PlannedCrawl(driver.crawl_store(args, config), {"done": {}, "started_at": STARTED_AT}, config, args, say=lambda *_: None)
+    crawl.planned = {}
+    crawl.crawl_layer(LAYER, last=False)
+    crawl.merge_and_convert(LAYER + 1)
+    return crawl
+
+
+def expected_stores(root: str) -> dict[str, tuple[list[str], str]]:
+    """What each job reads and writes, spelled out: (inputs, output)."""
+    layers = range(LAYER + 1)
+    return {
+        "crawl": ([f"{root}/in/{LAYER}"], f"{root}/doc/{LAYER}"),
+        "parse": ([f"{root}/doc/{LAYER}"], f"{root}/out/{LAYER}"),
+        "optimize": ([f"{root}/in/{n}" for n in layers] + [f"{root}/out/{n}" for n in layers], f"{root}/in/{LAYER + 1}"),
+        "merge": ([f"{root}/doc/{n}" for n in layers], f"{root}/doc/merged"),
+        "xml": ([f"{root}/doc/merged"], f"{root}/xml/{STARTED_AT}"),
+    }
+
+
+@pytest.fixture
+def absent(tmp_path):
+    """Paths of programs that do not exist: running one fails the test."""
+    return {"hadoop": str(tmp_path / "no-hadoop" / "hadoop"), "spark-submit": str(tmp_path / "no-spark" / "spark-submit")}
+
+
+def test_the_driver_plans_the_five_jobs_on_the_stores_of_the_design():
+    crawl = plan("hadoop", HDFS_ROOT)
+    try:
+        assert {name: (inputs, output) for name, (_, inputs, output, _) in crawl.planned.items()} == expected_stores(HDFS_ROOT)
+        assert [job_class for job_class, *_ in crawl.planned.values()] == [MRCrawler, MRParser, MROptimizer, MRMerge, MRHtmlToXml]
+    finally:
+        crawl._scratch.cleanup()
+
+
+def test_reduce_tasks_are_expected_exactly_for_the_jobs_with_a_reducer():
+    jobs = {"crawl": MRCrawler, "parse": MRParser, "optimize": MROptimizer, "merge": MRMerge, "xml": MRHtmlToXml}
+    assert {name for name, job_class in jobs.items() if job_class.reducer is not MRJob.reducer} == JOBS_WITH_REDUCER
+
+
+def jobs_of(crawl: PlannedCrawl, *runner_args: str):
+    """(step name, the job as the driver would launch it, plus runner_args)."""
+    for name, (job_class, inputs, output, layer) in crawl.planned.items():
+        yield name, job_class(args=crawl.job_args(job_class, inputs, output, layer) + list(runner_args))
+
+
+def pairs(args: list[str]) -> dict[str, list[str]]:
+    """`-flag value` pairs as {flag: [values...]}."""
+    assert len(args) % 2 == 0 and all(flag.startswith("-") for flag in args[::2]), args
+    found = defaultdict(list)
+    for flag, value in zip(args[::2], args[1::2]):
+        found[flag].append(value)
+    return found
+
+
+def shipped_files(option: str) -> dict[str, str]:
+    """A -files list (`uri#name,...`) as {name in the task's directory: uri}."""
+    files = {}
+    for entry in option.split(","):
+        uri, _, name = entry.partition("#")
+        files[name or uri.rsplit("/", 1)[1]] = uri
+    return files
+
+
+def jobconf(values: list[str]) -> dict[str, str]:
+    return dict(value.split("=", 1) for value in values)
+
+
+def check_streaming_step(name, job, options, wrapper, task_python, root, output_suffix=""):
+    """What every Hadoop streaming step of the crawl must carry, on Hadoop and EMR alike."""
+    inputs, output = expected_stores(root)[name]
+    assert options["-input"] == inputs
+    assert options["-output"] == [output + output_suffix]
+
+    files = shipped_files(options["-files"][0])
+    script = Path(job.mr_job_script()).name
+    # The package: the driver's zip goes to every task and onto its PYTHONPATH.
+    assert "mrcrawl.zip" in files and script in files and "setup-wrapper.sh" in files
+    assert "export PYTHONPATH=$__mrjob_PWD/mrcrawl.zip:$PYTHONPATH" in wrapper
+    task = f"setup-wrapper.sh {task_python} {script} --step-num=0"
+    if isinstance(job, CrawlJobOptions):
+        # The crawl's config is shipped from the store; tasks open their copy.
+        assert files["config.json"] == f"{root}/config.json"
+        task_args = f"--crawl-config config.json --layer {job.options.layer}"
+    else:
+        assert "config.json" not in files
+        task_args = ""
+
+    conf = jobconf(options["-D"])
+    assert re.fullmatch(rf"/bin/sh -e?x {re.escape(task)} --mapper ?{re.escape(task_args)}", options["-mapper"][0])
+    if name in JOBS_WITH_REDUCER:
+        assert conf["mapreduce.job.reduces"] == str(REDUCERS)
+        assert re.fullmatch(rf"/bin/sh -e?x {re.escape(task)} --reducer ?{re.escape(task_args)}", options["-reducer"][0])
+    else:
+        assert conf["mapreduce.job.reduces"] == "0" and "-reducer" not in options
+
+    if name == "crawl":
+        assert conf["mapreduce.reduce.speculative"] == "false"
+        # One host's URLs reach one reducer call: partition on the key (the
+        # host) alone, though mrjob sorts on key and value for SORT_VALUES.
+        assert options["-partitioner"] == ["org.apache.hadoop.mapred.lib.KeyFieldBasedPartitioner"]
+        assert conf["mapreduce.partition.keypartitioner.options"] == "-k1,1"
+        assert conf["stream.num.map.output.key.fields"] == "2"
+    else:
+        assert "mapreduce.reduce.speculative" not in conf
+    return conf
+
+
+def task_files(runner) -> dict[str, str]:
+    """The local files the runner would upload into each task's directory, by name."""
+    return runner._working_dir_mgr.name_to_path("file")
+
+
+# ---- Hadoop streaming --------------------------------------------------------
+
+
+def test_hadoop_streaming_arguments_of_every_job(absent):
+    crawl = plan("hadoop", HDFS_ROOT, "--mrjob-conf", str(CONF_DIR / "hadoop.conf"))
+    conf = conf_options("hadoop.conf")
+    try:
+        for name, job in jobs_of(crawl, "--hadoop-bin", absent["hadoop"]):
+            runner = job.make_runner()
+            try:
+                assert runner._num_steps() == 1
+                runner.fs.hadoop._hadoop_version = CLUSTER_HADOOP  # see the module's docstring
+                # What HadoopJobRunner._run() does before it uploads anything:
+                runner._create_setup_wrapper_scripts()
+                runner._add_job_files_for_upload()
+                command = runner._args_for_streaming_step(0)
+                wrapper = Path(runner._setup_wrapper_script_path).read_text()
+                package = task_files(runner)["mrcrawl.zip"]
+                assert "mrcrawl/fetch.py" in zipfile.ZipFile(package).namelist()
+            finally:
+                runner.cleanup(mode=["LOCAL_TMP"])
+
+            assert command[:3] == [absent["hadoop"], "jar", conf["hadoop_streaming_jar"]]
+            options = pairs(command[3:])
+            settings = check_streaming_step(name, job, options, wrapper, conf["python_bin"], HDFS_ROOT)
+            # Uploads go under the conf's hadoop_tmp_dir, and its jobconf reaches every job.
+            assert shipped_files(options["-files"][0])["mrcrawl.zip"].startswith(conf["hadoop_tmp_dir"] + "/")
+            assert settings["mapreduce.task.timeout"] == str(conf["jobconf"]["mapreduce.task.timeout"])
+    finally:
+        crawl._scratch.cleanup()
+
+
+# ---- EMR ---------------------------------------------------------------------
+
+
+def emr_runner_args(*extra: str) -> list[str]:
+    args = list(extra)
+    for switch in OFFLINE_AWS:
+        args += [switch, CLOSED_LOOPBACK]
+    return args
+
+
+def test_emr_step_arguments_of_every_job():
+    crawl = plan("emr", S3_ROOT, "--mrjob-conf", str(CONF_DIR / "emr.conf"))
+    conf = conf_options("emr.conf")
+    try:
+        # Steps are built for a cluster that exists: mrjob reads the cluster's
+        # release and Hadoop version from DescribeCluster, stated here instead.
+        for name, job in jobs_of(crawl, *emr_runner_args("--cluster-id", EMR_CLUSTER_ID)):
+            runner = job.make_runner()
+            try:
+                runner._cluster_to_cache[EMR_CLUSTER_ID].update(
+                    image_version=conf["release_label"].removeprefix("emr-"), app_versions={"hadoop": CLUSTER_HADOOP},
+                )
+                runner._create_setup_wrapper_scripts()
+                runner._add_job_files_for_upload()
+                step = runner._build_step(0)
+                wrapper = Path(runner._setup_wrapper_script_path).read_text()
+                assert "mrcrawl/fetch.py" in zipfile.ZipFile(task_files(runner)["mrcrawl.zip"]).namelist()
+            finally:
+                runner.cleanup(mode=["LOCAL_TMP"])
+
+            # EMR 4 and later run streaming through command-runner.jar.
+            jar_step = step["HadoopJarStep"]
+            assert jar_step["Jar"] == "command-runner.jar" and jar_step["Args"][0] == "hadoop-streaming"
+            options = pairs(jar_step["Args"][1:])
+            # mrjob writes S3 output directories with a trailing slash.
+            settings = check_streaming_step(name, job, options, wrapper, conf["python_bin"], S3_ROOT, output_suffix="/")
+            assert shipped_files(options["-files"][0])["mrcrawl.zip"].startswith(conf["cloud_tmp_dir"])
+            # mrjob comes from the bootstrap's pip install, not from an upload.
+            assert "mrjob.zip" not in shipped_files(options["-files"][0])
+            assert settings["mapreduce.reduce.memory.mb"] == str(conf["jobconf"]["mapreduce.reduce.memory.mb"])
+    finally:
+        crawl._scratch.cleanup()
+
+
+def test_emr_cluster_request_from_the_conf():
+    crawl = plan("emr", S3_ROOT, "--mrjob-conf", str(CONF_DIR / "emr.conf"))
+    conf = conf_options("emr.conf")
+    try:
+        _, job = next(jobs_of(crawl, *emr_runner_args()))
+        runner = job.make_runner()
+        try:
+            # What EMRJobRunner does before RunJobFlow, short of uploading.
+            runner._add_bootstrap_files_for_upload()
+            bootstrap = Path(runner._master_bootstrap_script_path).read_text()
+            cluster = runner._cluster_kwargs()
+        finally:
+            runner.cleanup(mode=["LOCAL_TMP"])
+    finally:
+        crawl._scratch.cleanup()
+
+    assert cluster["ReleaseLabel"] == conf["release_label"]
+    assert cluster["Applications"] == [{"Name": "Hadoop"}]
+    groups = {group["InstanceRole"]: (group["InstanceType"], group["InstanceCount"]) for group in cluster["Instances"]["InstanceGroups"]}
+    assert groups == {"MASTER": (conf["master_instance_type"], 1), "CORE": (conf["core_instance_type"], conf["num_core_instances"])}
+    assert (cluster["JobFlowRole"], cluster["ServiceRole"]) == (conf["iam_instance_profile"], conf["iam_service_role"])
+    assert cluster["LogUri"] == conf["cloud_log_dir"]
+    # A pooled cluster stays up between the crawl's jobs and ends itself when idle.
+    assert cluster["Instances"]["KeepJobFlowAliveWhenNoSteps"] is True
+    [idle] = [action for action in cluster["BootstrapActions"] if action["Name"] == "idle timeout"]
+    assert idle["ScriptBootstrapAction"]["Args"] == [str(conf["max_mins_idle"] * 60)]
+    # Every node installs the pinned Python and the dependencies.
+    for command in conf["bootstrap"]:
+        assert command in bootstrap
+
+
+# ---- Spark -------------------------------------------------------------------
+
+
+def spark_command(job) -> tuple[dict[str, list[str]], list[str], object]:
+    """spark-submit's options, and the arguments of mrjob's Spark harness."""
+    runner = job.make_runner()
+    try:
+        assert runner._num_steps() == 1
+        runner._create_setup_wrapper_scripts()
+        command = runner._args_for_spark_step(0)
+        harness = command.index(runner._spark_harness_path())
+        return pairs(command[1:harness]), command[harness + 1:], runner
+    finally:
+        runner.cleanup(mode=["LOCAL_TMP"])
+
+
+def test_spark_submit_arguments_of_every_job_on_yarn(absent):
+    crawl = plan("spark", HDFS_ROOT, "--spark-master", "yarn", "--mrjob-conf", str(CONF_DIR / "spark-yarn.conf"))
+    conf = conf_options("spark-yarn.conf")
+    try:
+        for name, job in jobs_of(crawl, "--spark-submit-bin", absent["spark-submit"], "--hadoop-bin", absent["hadoop"]):
+            submit, harness, runner = spark_command(job)
+            inputs, output = expected_stores(HDFS_ROOT)[name]
+
+            assert submit["--master"] == ["yarn"] and submit["--deploy-mode"] == [conf["spark_deploy_mode"]]
+            # The package zip goes to the driver and every executor's Python.
+            [py_files] = submit["--py-files"]
+            assert any(Path(path).name == "mrcrawl.zip" and "mrcrawl/fetch.py" in zipfile.ZipFile(path).namelist()
+                       for path in py_files.split(","))
+            settings = jobconf(submit["--conf"])
+            assert settings["spark.executorEnv.PYSPARK_PYTHON"] == conf["python_bin"]
+            assert settings["spark.speculation"] == "false"  # from the conf's spark_args
+            assert submit["--num-executors"] == ["8"]
+
+            # The harness: job class, inputs, output, then its options.
+            assert harness[1:3] == [",".join(inputs), output]
+            options = harness[3:]
+            if isinstance(job, CrawlJobOptions):
+                assert f"{HDFS_ROOT}/config.json" in submit["--files"][0].split(",")
+                assert options[options.index("--job-args") + 1] == f"--crawl-config config.json --layer {job.options.layer}"
+            if name in JOBS_WITH_REDUCER:
+                assert options[options.index("--num-reducers") + 1] == str(REDUCERS)
+            else:
+                assert "--num-reducers" not in options
+            assert runner._spark_tmp_dir.startswith(conf["spark_tmp_dir"] + "/")
+    finally:
+        crawl._scratch.cleanup()
+
+
+def test_spark_submit_arguments_on_kubernetes(absent):
+    conf = conf_options("spark-k8s.conf")
+    crawl = plan("spark", "s3a://bucket/crawl/zh", "--spark-master", conf["spark_master"],
+                 "--mrjob-conf", str(CONF_DIR / "spark-k8s.conf"))
+    try:
+        _, job = next(jobs_of(crawl, "--spark-submit-bin", absent["spark-submit"], "--hadoop-bin", absent["hadoop"]))
+        submit, harness, runner = spark_command(job)
+    finally:
+        crawl._scratch.cleanup()
+    assert submit["--master"] == [conf["spark_master"]] and submit["--deploy-mode"] == ["cluster"]
+    assert "mrcrawl.zip" in [Path(path).name for path in submit["--py-files"][0].split(",")]
+    settings = jobconf(submit["--conf"])
+    # Executors and the driver pod run the same Python.
+    assert settings["spark.executorEnv.PYSPARK_PYTHON"] == settings["spark.pyspark.python"] == conf["python_bin"]
+    assert settings["spark.kubernetes.file.upload.path"].startswith("s3a://")
+    assert harness[1:3] == ["s3a://bucket/crawl/zh/in/2", "s3a://bucket/crawl/zh/doc/2"]
+    assert harness[harness.index("--num-reducers") + 1] == str(REDUCERS)
+    assert runner._spark_tmp_dir.startswith(conf["spark_tmp_dir"] + "/")
+
+
+# ---- reading the confs and pyproject.toml ------------------------------------
+
+
+def conf_options(name: str) -> dict:
+    [(_, options)] = load_opts_from_mrjob_conf(CONF_RUNNERS[name].alias, str(CONF_DIR / name))
+    return options
+
+
+def pyproject() -> dict:
+    return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
