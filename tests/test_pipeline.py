@@ -3,6 +3,7 @@ checked layer by layer against the oracle's BFS and against the server's log."""
 from __future__ import annotations
 
 import base64
+import os
 import re
 from collections import Counter
 
@@ -29,6 +30,9 @@ def test_each_layer_equals_the_oracle(web_server, tmp_path, runner, depth):
     assert crawled == list(range(len(expected)))
     for layer, oracle in enumerate(expected):
         assert layer_triples(output, layer) == oracle, f"layer {layer}"
+        # The Crawler's reduce runs in one wave: one task inline, at most one per core locally.
+        tasks = len(list((output / "doc" / str(layer)).glob("part-*")))
+        assert 1 <= tasks <= (1 if runner == "inline" else os.cpu_count())
     web_server.wait_idle()
     assert politeness_violations(web_server.log, web_server.web, config) == []
 
