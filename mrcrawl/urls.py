@@ -111,9 +111,27 @@ def resolve_link(href: str, base_url: str, encoding: str = "utf-8") -> str | Non
     if not _is_utf8_family(encoding) and "?" in href:
         href = _encode_query_in_page_encoding(_TAB_OR_NEWLINE.sub("", href), encoding)
     try:
-        return _canonical(ada_url.URL(href, base=base_url))
+        joined = ada_url.join_url(base_url, href)
     except ValueError:
         return None
+    return _canonical_serialisation(joined)
+
+
+def _canonical_serialisation(url: str) -> str | None:
+    """The canonical form of a URL ada has just serialised.
+
+    This is the Parser's hot path.  ada's serialisation is already WHATWG's:
+    scheme and host lower-case, punycode, no default port, no dot segments.
+    What canonical form adds is dropping the fragment and an empty query
+    (plain string work), and normalising %-escapes and dropping userinfo,
+    which only URLs with "%" or "@" need, by a full parse.
+    """
+    if not url.startswith(("http://", "https://")):
+        return None
+    url = url.partition("#")[0]
+    if "%" in url or "@" in url:
+        return normalize_url(url)
+    return url[:-1] if url.endswith("?") else url
 
 
 def host_key(url: str) -> str:

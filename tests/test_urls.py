@@ -137,3 +137,27 @@ def test_url_filter():
     assert not deny_only.allows("http://x.example/a?b=1")
     with pytest.raises(re.error):
         UrlFilter(["(unclosed"], [])
+
+
+TRICKY_HREFS = [
+    "x.html", "./y", "../z", "/a/../b", "?q=1", "?", "#top", "x#frag", "x?#f", "//Other.EXAMPLE:80/p",
+    "HTTP://Example.COM/Upper", "\\\\host\\path", "..\\up", " spaced ", "tab\tbed", "new\nline",
+    "%7euser/%41", "a%2fb", "caf%c3%a9", "café", "with space", "user:pw@host/x", "http://u@h/p",
+    "/p?a=1&b=%41", "http://[::1]:8080/x", "http://0x7f.0.0.1/", "https://bücher.de/", "mailto:x@y",
+    "javascript:void(0)", "http:relative", "/../../above", "%2e%2e/dot", "http://h:443/", "https://h:443/",
+]
+
+
+@pytest.mark.parametrize("href", TRICKY_HREFS)
+def test_the_fast_path_equals_a_full_parse(href):
+    # resolve_link serialises with ada and canonicalises by string work where it can;
+    # that must equal canonicalising a full parse of the joined URL.
+    import ada_url
+
+    base = "http://Example.com:80/dir/page.html?old=1#x"
+    try:
+        joined = ada_url.join_url(base, href)
+    except ValueError:
+        joined = None
+    expected = normalize_url(joined) if joined else None
+    assert resolve_link(href, base) == expected
