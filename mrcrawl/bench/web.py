@@ -25,7 +25,6 @@ comparable with the crawler's (time.monotonic is system-wide on Linux).
 from __future__ import annotations
 
 import asyncio
-import errno
 import ipaddress
 import itertools
 import json
@@ -39,6 +38,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass
 
 from mrcrawl.testweb import LogEntry
+from mrcrawl.testweb.server import bind_same_port
 
 FIRST_ADDRESS = ipaddress.IPv4Address("127.0.1.1")
 ROBOTS_TXT = b"User-agent: *\nAllow: /\n"
@@ -335,29 +335,9 @@ class _Connection(asyncio.Protocol):
         # A request still waiting out its latency is recorded when _answer runs.
 
 
-def _bind_same_port(addresses: list[str], attempts: int = 50) -> tuple[int, list[socket.socket]]:
-    """Listening sockets on one port for every address: the OS picks a free
-    port for the first, the others try it; start over on a collision."""
-    for _ in range(attempts):
-        sockets = []
-        try:
-            for address in addresses:
-                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                sockets.append(sock)
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                sock.bind((address, sockets[0].getsockname()[1] if len(sockets) > 1 else 0))
-            return sockets[0].getsockname()[1], sockets
-        except OSError as error:
-            for sock in sockets:
-                sock.close()
-            if error.errno != errno.EADDRINUSE:
-                raise
-    raise RuntimeError(f"found no port free on all of {addresses[0]}..{addresses[-1]}")
-
-
 async def _serve(spec: BenchWebSpec, pipe) -> None:
     loop = asyncio.get_running_loop()
-    port, sockets = _bind_same_port([host_address(i) for i in range(spec.hosts)])
+    port, sockets = bind_same_port([host_address(i) for i in range(spec.hosts)])
     server = _Server(BenchWebModel(spec, port))
     listeners = [await loop.create_server(lambda: _Connection(server), sock=sock, backlog=1024)
                  for sock in sockets]

@@ -9,7 +9,6 @@ the oracle reasons over them; neither ever parses the HTML again.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote_to_bytes, urlsplit
 

@@ -16,7 +16,6 @@ import errno
 import itertools
 import select
 import socket
-import socketserver
 import threading
 import time
 from dataclasses import dataclass
@@ -56,15 +55,17 @@ class _HostServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], owner: TestWebServer):
+    def __init__(self, bound: socket.socket, owner: TestWebServer):
         self.owner = owner
-        super().__init__(address, _Handler)
-
-    def server_bind(self) -> None:
-        # HTTPServer.server_bind would look up the address's host name, which
-        # may ask a DNS server; the name is never needed.
-        socketserver.TCPServer.server_bind(self)
+        super().__init__(bound.getsockname(), _Handler, bind_and_activate=False)
+        # Serve the socket bind_same_port bound.  (HTTPServer.server_bind is
+        # skipped too: it would look the address's host name up, which may
+        # ask a DNS server; the name is never needed.)
+        self.socket.close()
+        self.socket = bound
+        self.server_address = bound.getsockname()
         self.server_name, self.server_port = self.server_address[:2]
+        self.server_activate()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -184,7 +185,8 @@ class TestWebServer:
         if self._servers:
             raise RuntimeError("already started")
         addresses = [f"127.0.0.{2 + i}" for i in range(self.host_count)]
-        self.port, self._servers = _bind_same_port(addresses, self)
+        self.port, sockets = bind_same_port(addresses)
+        self._servers = [_HostServer(sock, self) for sock in sockets]
         try:
             if self.web_factory:
                 self.web = self.web_factory(self.port)
@@ -307,19 +309,22 @@ class TestWebServer:
             self._idle.notify_all()
 
 
-def _bind_same_port(addresses: list[str], owner: TestWebServer, attempts: int = 50):
-    """Bind every address on one port: let the OS pick a free port for the
-    first, then try that port on the others; start over on a collision."""
+def bind_same_port(addresses: list[str], attempts: int = 50) -> tuple[int, list[socket.socket]]:
+    """Sockets bound to one port on every address: the OS picks a free port
+    for the first, the others try it; start over on a collision.  (The
+    benchmark's web binds its hosts the same way.)"""
     for _ in range(attempts):
-        servers = [_HostServer((addresses[0], 0), owner)]
-        port = servers[0].server_address[1]
+        sockets = []
         try:
-            for address in addresses[1:]:
-                servers.append(_HostServer((address, port), owner))
-            return port, servers
+            for address in addresses:
+                sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sockets.append(sock)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                sock.bind((address, sockets[0].getsockname()[1] if len(sockets) > 1 else 0))
+            return sockets[0].getsockname()[1], sockets
         except OSError as error:
-            for server in servers:
-                server.server_close()
+            for sock in sockets:
+                sock.close()
             if error.errno != errno.EADDRINUSE:
                 raise
     raise RuntimeError(f"found no port free on all of {addresses[0]}..{addresses[-1]}")
