@@ -138,10 +138,11 @@ def archived_headers(headers: list, stored_length: int) -> list[tuple[str, str]]
 
 
 def warc_date(fetched_at: str) -> str:
-    """WARC 1.1's W3C-ISO8601 date in UTC, to the millisecond when known."""
+    """WARC 1.1's W3C-ISO8601 date in UTC, to the millisecond, as the crawl
+    records it: a fetch on a whole second keeps its ".000", so the date reads
+    back as the doc record's `fetched_at`."""
     moment = datetime.fromisoformat(fetched_at).astimezone(timezone.utc)
-    fraction = f".{moment.microsecond // 1000:03d}" if moment.microsecond else ""
-    return f"{moment:%Y-%m-%dT%H:%M:%S}{fraction}Z"
+    return f"{moment:%Y-%m-%dT%H:%M:%S}.{moment.microsecond // 1000:03d}Z"
 
 
 def ip_address(url: str) -> str | None:

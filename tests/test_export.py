@@ -465,3 +465,11 @@ def test_driver_exports_after_the_crawl(tmp_path):
         assert crawl(seeds, conf, tmp_path / "crawl", 1, "inline", "--export", "warc,index") == 0
     assert list((tmp_path / "crawl" / "warc").glob("*.warc.gz"))
     assert list((tmp_path / "crawl" / "index").glob("*.parquet"))
+
+
+def test_warc_dates_keep_milliseconds_even_on_a_whole_second():
+    from mrcrawl.warc import warc_date
+
+    assert warc_date("2026-11-21T12:40:02.000Z") == "2026-11-21T12:40:02.000Z"
+    assert warc_date("2026-11-21T12:40:02.057Z") == "2026-11-21T12:40:02.057Z"
+    assert warc_date("2026-11-21T13:40:02.5+01:00") == "2026-11-21T12:40:02.500Z"
