@@ -44,6 +44,8 @@ from .urls import UrlFilter, normalize_url
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr")
 # Runners that run tasks outside this process: they import the package from a zip.
 SHIPPING_RUNNERS = ("local", "spark", "hadoop", "emr")
+# mrjob's runners that work on local disk only, reading inputs as globs.
+LOCAL_DISK_RUNNERS = ("inline", "local")
 
 
 class UsageError(Exception):
@@ -91,7 +93,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
             raise UsageError(f"mrcrawl: --export {kind}: unknown; choose from {', '.join(EXPORT_KINDS)}")
     if args.export and args.output and is_cluster_path(args.output):
         raise UsageError(f"mrcrawl: --export: exports read local disk; copy {args.output} down and run python -m mrcrawl.export")
-    if args.runner in ("inline", "local") and args.output and is_cluster_path(args.output):
+    if args.runner in LOCAL_DISK_RUNNERS and args.output and is_cluster_path(args.output):
         raise UsageError(f"mrcrawl: --output {args.output}: the {args.runner} runner works on local disk; use spark, hadoop or emr")
     return args
 
@@ -241,7 +243,7 @@ class Crawl:
             args += ["--crawl-config", str(self.store.config_path), "--layer", str(layer)]
         if self.reducers and job_class.reducer is not MRJob.reducer:
             args += ["--jobconf", f"mapreduce.job.reduces={self.reducers}"]
-        if self.runner in ("inline", "local"):
+        if self.runner in LOCAL_DISK_RUNNERS:
             # These runners, given a directory, read every file in it
             # (.crc and _SUCCESS too): name the part files.
             args += [f"{directory}/part-*" for directory in inputs]
@@ -314,10 +316,9 @@ def crawl_store(args: argparse.Namespace, config: CrawlConfig) -> CrawlStore:
 
 
 def open_crawl(store: CrawlStore, args: argparse.Namespace, config: CrawlConfig, seeds: list[str]) -> dict:
-    """Start the crawl in the store's directory, or reopen it for --resume."""
+    """Start the crawl in the store's directory, or reopen it for --resume
+    (main() has refused an existing crawl without --resume)."""
     if store.holds_crawl():
-        if not args.resume:
-            raise UsageError(f"{store.root}: already holds a crawl; use --resume to continue it or another --output")
         state = store.load_state()
         if state.get("format") != STATE_FORMAT:
             raise UsageError(f"{store.state_path}: format: not a crawl state this version can resume")
