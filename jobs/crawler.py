@@ -10,12 +10,14 @@ from mrjob.job import MRJob
 from mrcrawl.fetch import Fetcher
 from mrcrawl.frontier import unique_adjacent
 from mrcrawl.jobconf import CrawlJobOptions
-from mrcrawl.onewave import one_wave_runner
+from mrcrawl.onewave import OneWaveJob
 from mrcrawl.protocols import UrlLineProtocol, Utf8JsonProtocol
 from mrcrawl.urls import host_key
 
 
-class MRCrawler(CrawlJobOptions, MRJob):
+# All of a task's hosts are fetched at once, so the reduce must not run in
+# waves (see mrcrawl/onewave.py).
+class MRCrawler(OneWaveJob, CrawlJobOptions, MRJob):
     INPUT_PROTOCOL = UrlLineProtocol
     INTERNAL_PROTOCOL = Utf8JsonProtocol
     OUTPUT_PROTOCOL = Utf8JsonProtocol
@@ -51,11 +53,6 @@ class MRCrawler(CrawlJobOptions, MRJob):
         for doc in docs:
             self.increment_counter("outcome", doc["outcome"])
             yield doc["url"], doc
-
-    def _runner_class(self):
-        # All of a task's hosts are fetched at once, so the reduce must not
-        # run in waves (see mrcrawl/onewave.py).
-        return one_wave_runner(super()._runner_class())
 
     def report_progress(self, progress):
         # Hadoop kills a task that reports nothing for mapreduce.task.timeout.

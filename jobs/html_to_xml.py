@@ -2,12 +2,13 @@
 from mrjob.job import MRJob
 
 from mrcrawl.jobconf import CrawlJobOptions
+from mrcrawl.onewave import OneWaveJob
 from mrcrawl.pagexml import page_to_xml
 from mrcrawl.protocols import TextLineProtocol, Utf8JsonProtocol
 from mrcrawl.records import FETCHED
 
 
-class MRHtmlToXml(CrawlJobOptions, MRJob):
+class MRHtmlToXml(OneWaveJob, CrawlJobOptions, MRJob):
     INPUT_PROTOCOL = Utf8JsonProtocol
     OUTPUT_PROTOCOL = TextLineProtocol
 

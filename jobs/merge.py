@@ -7,10 +7,11 @@ files become one store and cross-layer duplicates disappear.
 from mrjob.job import MRJob
 
 from mrcrawl.frontier import best_record
+from mrcrawl.onewave import OneWaveJob
 from mrcrawl.protocols import Utf8JsonProtocol
 
 
-class MRMerge(MRJob):
+class MRMerge(OneWaveJob, MRJob):
     INPUT_PROTOCOL = Utf8JsonProtocol
     INTERNAL_PROTOCOL = Utf8JsonProtocol
     OUTPUT_PROTOCOL = Utf8JsonProtocol

@@ -8,10 +8,11 @@ from mrjob.job import MRJob
 
 from mrcrawl.frontier import optimizer_marks
 from mrcrawl.jobconf import CrawlJobOptions
+from mrcrawl.onewave import OneWaveJob
 from mrcrawl.protocols import UrlLineProtocol, Utf8JsonProtocol
 
 
-class MROptimizer(CrawlJobOptions, MRJob):
+class MROptimizer(OneWaveJob, CrawlJobOptions, MRJob):
     INPUT_PROTOCOL = UrlLineProtocol
     INTERNAL_PROTOCOL = Utf8JsonProtocol
     OUTPUT_PROTOCOL = UrlLineProtocol

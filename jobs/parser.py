@@ -6,12 +6,13 @@ yields its target (type 1); every other record yields an empty list.
 from mrjob.job import MRJob
 
 from mrcrawl.jobconf import CrawlJobOptions
+from mrcrawl.onewave import OneWaveJob
 from mrcrawl.parse import out_record
 from mrcrawl.protocols import Utf8JsonProtocol
 from mrcrawl.urls import UrlFilter
 
 
-class MRParser(CrawlJobOptions, MRJob):
+class MRParser(OneWaveJob, CrawlJobOptions, MRJob):
     INPUT_PROTOCOL = Utf8JsonProtocol
     OUTPUT_PROTOCOL = Utf8JsonProtocol
 

@@ -42,8 +42,9 @@ from .store import STATE_FORMAT, CrawlStore
 from .urls import UrlFilter, normalize_url
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr")
-# Runners that run tasks outside this process: they import the package from a zip.
-SHIPPING_RUNNERS = ("local", "spark", "hadoop", "emr")
+# Runners whose tasks import the package from a zip (local tasks are forked
+# from this process, which has imported it: see mrcrawl/onewave.py).
+SHIPPING_RUNNERS = ("spark", "hadoop", "emr")
 # mrjob's runners that work on local disk only, reading inputs as globs.
 LOCAL_DISK_RUNNERS = ("inline", "local")
 
@@ -125,6 +126,11 @@ def read_seeds(path: str, scope: UrlFilter) -> tuple[list[str], list[str]]:
     return seeds, skipped
 
 
+def package_root() -> str:
+    """The directory that holds the mrcrawl package."""
+    return str(Path(__file__).resolve().parent.parent)
+
+
 def package_zip(directory: str) -> str:
     """Zip the mrcrawl package so that tasks on any runner can import it."""
     package = Path(__file__).resolve().parent
@@ -151,7 +157,14 @@ class Crawl:
             self._runner_args += ["--conf-path", args.mrjob_conf]
         spark_master = args.spark_master or (None if args.mrjob_conf else "local[*]")
         on_this_machine = self.runner == "local" or (self.runner == "spark" and (spark_master or "").startswith("local"))
-        if self.runner in SHIPPING_RUNNERS:
+        if self.runner == "local":
+            # The tasks have the package and mrjob already.  Shipping either
+            # (mrjob zips itself for every job unless told not to) would
+            # wrap every task in mrjob's setup script, and so make it a new
+            # interpreter again.  Should an mrjob.conf add setup commands
+            # anyway, those tasks find the package where this process did.
+            self._runner_args += ["--no-bootstrap-mrjob", "--cmdenv", f"PYTHONPATH={package_root()}"]
+        elif self.runner in SHIPPING_RUNNERS:
             # Tasks run in other processes (or machines) and import the
             # package from this zip, not from wherever the driver found it.
             self._runner_args += ["--py-files", package_zip(self._scratch.name)]
@@ -190,16 +203,25 @@ class Crawl:
         self._scratch.cleanup()
 
     def crawl_layer(self, layer: int, last: bool) -> None:
-        store = self.store
         self.say(f"layer {layer}: {self._frontier_size(layer)} URLs")
-        self.step(f"crawl/{layer}", MRCrawler, [store.frontier(layer)], store.docs(layer), layer)
-        self.step(f"parse/{layer}", MRParser, [store.docs(layer)], store.outlinks(layer), layer)
+        self.fetch(layer)
+        self.parse(layer)
         if not last:
-            earlier = [store.frontier(n) for n in range(layer + 1)] + [store.outlinks(n) for n in range(layer + 1)]
-            parsed = self.state["done"][f"parse/{layer}"]["counters"].get("parse", {})
-            if not parsed.get("outlinks"):
-                earlier = []  # no new link can come out of it: spare a job (on Spark, a submission)
-            self.step(f"optimize/{layer}", MROptimizer, earlier, store.frontier(layer + 1), layer)
+            self.optimize(layer)
+
+    def fetch(self, layer: int) -> None:
+        self.step(f"crawl/{layer}", MRCrawler, [self.store.frontier(layer)], self.store.docs(layer), layer)
+
+    def parse(self, layer: int) -> None:
+        self.step(f"parse/{layer}", MRParser, [self.store.docs(layer)], self.store.outlinks(layer), layer)
+
+    def optimize(self, layer: int) -> None:
+        store = self.store
+        earlier = [store.frontier(n) for n in range(layer + 1)] + [store.outlinks(n) for n in range(layer + 1)]
+        parsed = self.state["done"].get(f"parse/{layer}", {}).get("counters", {}).get("parse")
+        if parsed is not None and not parsed.get("outlinks"):
+            earlier = []  # no new link can come out of it: spare a job (on Spark, a submission)
+        self.step(f"optimize/{layer}", MROptimizer, earlier, store.frontier(layer + 1), layer)
 
     def merge_and_convert(self, layers: int) -> None:
         if layers == 0:

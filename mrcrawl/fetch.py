@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import re
 import shutil
 import tempfile
 import threading
@@ -21,11 +22,12 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 
-import requests
-from requests.adapters import HTTPAdapter
+import urllib3
+from urllib3.exceptions import HTTPError as Urllib3Error
 
 from .charset import decode_body, detect_encoding
 from .config import CrawlConfig
+from .connection import open_connection, request_headers, request_target
 from .hostqueue import HostQueue, HostScheduler, MemoryBudget, SpillQueue
 from .html import parse_html
 from .netguard import blocked_reason
@@ -43,6 +45,7 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 BACKOFF_BASE = 0.5  # seconds before the first retry; doubles with each attempt
 HEAD_BYTES = 64 * 1024  # meta robots must sit in <head>: parse no more than this
+_HEAD_END = re.compile(rb"</head\s*>", re.IGNORECASE)
 CHUNK = 64 * 1024
 URLS_IN_MEMORY = 20_000  # per reducer task; the rest of the frontier waits on local disk
 PROGRESS_EVERY = 10.0  # seconds between progress reports while the queues drain
@@ -97,6 +100,13 @@ def _media_type(content_type: str | None) -> str | None:
     return content_type.split(";", 1)[0].strip().lower() or None
 
 
+def _head_of(body: bytes) -> bytes:
+    """The page up to the end of its <head>, where meta robots must be: the
+    rest of the page need not be parsed here (the Parser job parses it all)."""
+    end = _HEAD_END.search(body, 0, HEAD_BYTES)
+    return body[:end.end()] if end else body[:HEAD_BYTES]
+
+
 OTHER_HOST = "redirect to another host"
 
 
@@ -113,27 +123,6 @@ def _redirect(host: HostQueue, task: Task, exchange: Exchange) -> tuple[str | No
     if target == task.url or target in task.visited:
         return target, f"redirect loop back to {target}"
     return target, None
-
-
-def open_session(config: CrawlConfig) -> requests.Session:
-    """One host's HTTP session: one kept-alive connection, the crawl's headers.
-
-    The WARC export prepares its request records with it too, so that the
-    archive shows exactly what the crawler sent.
-    """
-    session = requests.Session()
-    session.trust_env = False  # the config's proxy, not the environment's
-    adapter = HTTPAdapter(pool_connections=1, pool_maxsize=1, max_retries=0)
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    session.headers.update({
-        "User-Agent": config.user_agent,
-        "Accept": "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5",
-        "Accept-Language": f"{config.language},*;q=0.5",
-    })
-    if config.proxy:
-        session.proxies = {"http": config.proxy, "https": config.proxy}
-    return session
 
 
 class Fetcher:
@@ -206,7 +195,7 @@ class Fetcher:
         hold_until = max((host.next_start for host in self.hosts.values()), default=0.0)
         time.sleep(max(0.0, hold_until - time.monotonic()))
         for host in self.hosts.values():
-            self._close_session(host)
+            self._close_connection(host)
         shutil.rmtree(self._spill_dir, ignore_errors=True)
 
     def progress(self) -> dict:
@@ -236,7 +225,7 @@ class Fetcher:
                     self._serve(host)
                 finally:
                     if host.fed and not host.has_work():
-                        self._close_session(host)
+                        self._close_connection(host)
                     self.scheduler.give_back(host)
         finally:
             self.results.put(_THREAD_DONE)
@@ -369,7 +358,7 @@ class Fetcher:
         # would make what we index depend on guesswork.
         if exchange.content_type in HTML_TYPES and body is not None:
             doc["encoding"] = detect_encoding(body, exchange.content_type_header)
-            head = parse_html(decode_body(body[:HEAD_BYTES], doc["encoding"]))
+            head = parse_html(decode_body(_head_of(body), doc["encoding"]))
             meta_follow, meta_index = page_directives(head, self.agent)
             follow, index = follow and meta_follow, index and meta_index
             # The page's bytes move to `body`, the field parsers read.
@@ -401,70 +390,73 @@ class Fetcher:
 
     # ---- one HTTP exchange -------------------------------------------------
 
-    def _open_session(self, host: HostQueue) -> requests.Session:
-        host.session = open_session(self.config)
-        return host.session
-
-    def _close_session(self, host: HostQueue) -> None:
-        if host.session is not None:
-            host.session.close()
-            host.session = None
+    def _close_connection(self, host: HostQueue) -> None:
+        if host.connection is not None:
+            host.connection.close()
+            host.connection = None
 
     def _request(self, host: HostQueue, task: Task) -> Exchange:
         """Make one request for `task`, starting its host's politeness clock."""
-        session = host.session or self._open_session(host)
+        if host.connection is None:
+            host.connection = open_connection(self.config, task.url)
         timeout = self.config.timeout
         exchange = Exchange(url=task.url, started_at=utc_now_iso())
         started = time.monotonic()
         with self._stats_lock:
             self.stats["requests"] += 1
         try:
-            response = session.get(task.url, timeout=(timeout, timeout), allow_redirects=False, stream=True)
-        except requests.RequestException as error:
+            response = host.connection.urlopen(
+                "GET", request_target(task.url, self.config.proxy), headers=request_headers(self.config, task.url),
+                redirect=False, retries=False, assert_same_host=False, preload_content=False,
+                timeout=urllib3.Timeout(connect=timeout, read=timeout))
+        except (Urllib3Error, OSError) as error:
             host.hold_after(time.monotonic())
             exchange.error = f"{type(error).__name__}: {error}"
-            self._close_session(host)  # the connection's state is unknown
+            self._close_connection(host)  # the connection's state is unknown
             return exchange
         host.hold_after(time.monotonic())
-        with response:
-            exchange.status = response.status_code
-            exchange.reason = response.reason
-            exchange.http_version = {10: "HTTP/1.0", 11: "HTTP/1.1"}.get(response.raw.version, "HTTP/1.1")
-            # iteritems keeps repeated headers apart, in the order sent.
-            exchange.headers = [[key, value] for key, value in response.raw.headers.iteritems()]
-            exchange.content_type_header = response.headers.get("Content-Type")
-            exchange.content_type = _media_type(exchange.content_type_header)
-            # Every body is read (up to max_page_bytes): the archive keeps
-            # error pages and non-HTML files too, and a fully read response
-            # leaves the connection reusable.
-            try:
-                self._read_body(exchange, response, deadline=started + 3 * timeout)
-            except (requests.RequestException, OSError) as error:
-                exchange.status = None  # an incomplete response counts as no response
-                exchange.error = f"{type(error).__name__} while reading the body: {error}"
-                self._close_session(host)
+        exchange.status = response.status
+        exchange.reason = response.reason
+        exchange.http_version = {10: "HTTP/1.0", 11: "HTTP/1.1"}.get(response.version, "HTTP/1.1")
+        # iteritems keeps repeated headers apart, in the order sent.
+        exchange.headers = [[key, value] for key, value in response.headers.iteritems()]
+        exchange.content_type_header = response.headers.get("Content-Type")
+        exchange.content_type = _media_type(exchange.content_type_header)
+        # Every body is read (up to max_page_bytes): the archive keeps error
+        # pages and non-HTML files too, and a fully read response leaves the
+        # connection reusable.
+        try:
+            self._read_body(exchange, response, deadline=started + 3 * timeout)
+        except (Urllib3Error, OSError) as error:
+            exchange.status = None  # an incomplete response counts as no response
+            exchange.error = f"{type(error).__name__} while reading the body: {error}"
+        if exchange.truncated or exchange.status is None:
+            response.close()
+            self._close_connection(host)  # unread bytes would be taken for the next response
+        else:
+            response.release_conn()
         return exchange
 
-    def _read_body(self, exchange: Exchange, response: requests.Response, deadline: float) -> None:
+    def _read_body(self, exchange: Exchange, response: urllib3.BaseHTTPResponse, deadline: float) -> None:
         """Read the decoded body up to max_page_bytes, within the deadline."""
         limit = self.config.max_page_bytes
         chunks, size = [], 0
-        for chunk in response.iter_content(CHUNK):
+        for chunk in response.stream(CHUNK, decode_content=True):
             chunks.append(chunk)
             size += len(chunk)
             if size >= limit:
                 exchange.truncated = size > limit or self._more_to_read(response)
                 break
             if time.monotonic() > deadline:
-                raise requests.Timeout(f"body not complete after {3 * self.config.timeout:g}s")
+                raise TimeoutError(f"body not complete after {3 * self.config.timeout:g}s")
         body = b"".join(chunks)
         exchange.body = body[:limit]
         with self._stats_lock:
             self.stats["bytes"] += len(exchange.body)
 
     @staticmethod
-    def _more_to_read(response: requests.Response) -> bool:
+    def _more_to_read(response: urllib3.BaseHTTPResponse) -> bool:
         try:
-            return bool(response.raw.read(1, decode_content=True))
+            return bool(response.read(1, decode_content=True))
         except Exception:
             return True

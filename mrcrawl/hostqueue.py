@@ -96,7 +96,7 @@ class HostQueue:
     """One host's work and politeness state (a Scrapy slot, a Nutch queue).
 
     Only the scheduler's lock guards these fields; a thread that has taken
-    the host owns `robots`, `session` and the current task until it gives the
+    the host owns `robots`, `connection` and the current task until it gives the
     host back.
     """
 
@@ -114,7 +114,7 @@ class HostQueue:
         self.robots_task = None  # the robots.txt fetch, while it is under way
         self.blocked_reason: str | None = None  # set when the address guard refused the host
         self.guard_checked = False
-        self.session = None  # keep-alive HTTP session, opened on first request
+        self.connection = None  # kept-alive HTTP connection pool, opened on first request
 
     def has_work(self) -> bool:
         return bool(self.resumed) or len(self.urls) > 0

@@ -1,20 +1,54 @@
-"""mrjob's inline and local runners, with a job's reduce done in one wave.
+"""mrjob's inline and local runners, shaped for a crawl's many small jobs.
 
-Those runners split a reduce into about 2 x cores tasks of equal size: inline
-runs them one after another, local two at a time per core.  For the Crawler
-that is the wrong shape.  A layer lasts as long as its busiest host needs
-(its URLs x its delay), and a task's fetcher works on all of its hosts at
-once; tasks in waves make a layer last the *sum* of their busiest hosts.  So
-the Crawler's reduce gets as many tasks as run at once: one inline, one per
-core on the local runner.  Hadoop, EMR and Spark take --reducers instead.
+A crawl runs about three jobs per layer, most of them over a few megabytes,
+so on these runners a job's fixed cost is most of its time.  mrjob's
+defaults make that cost high, and this module changes three of them.
+
+* One wave of reduce tasks.  mrjob splits a reduce into about 2 x cores
+  tasks of equal size: inline runs them one after another, local two at a
+  time per core.  For the Crawler that is the wrong shape.  A layer lasts as
+  long as its busiest host needs (its URLs x its delay), and a task's
+  fetcher works on all of its hosts at once; tasks in waves make a layer
+  last the *sum* of their busiest hosts.  So a reduce gets as many tasks as
+  run at once: one inline, one per core on the local runner.  Hadoop, EMR
+  and Spark take --reducers instead.
+* One wave of map tasks.  mrjob gives every input file at least one map
+  task of its own, and splits the input into 2 x cores tasks.  The
+  Optimizer reads 2L+2 stores of a few part files each, so mrjob would run
+  about 20 map tasks (each a mapper, a sort and a combiner) for layer 2's
+  few hundred kilobytes.  Here small files share a task, and a job has at
+  most as many map tasks as run at once.  Lines are never cut or joined,
+  and no job reads which file a line came from, so each record still
+  reaches a mapper once; only the grouping into tasks differs.
+* Tasks forked from the runner, on the local runner.  mrjob starts each
+  task as a new interpreter (`python job.py --mapper`), which imports mrjob
+  (0.2 s, distutils included) and the job's modules before reading a line;
+  a job is at least three task waves deep (map, combine, reduce).  A child
+  forked from a process that has imported all that starts in a few
+  milliseconds.  The child does what the new interpreter would: it runs the
+  job script as __main__ with the task's arguments, environment, working
+  directory and standard streams, in a process of its own, and its exit
+  status is the task's.  The runner falls back to mrjob's own way when a
+  task would not run the job script directly with this interpreter (setup
+  commands, another python_bin).
 """
 from __future__ import annotations
 
+import logging
 import os
-from functools import lru_cache
+import runpy
+import sys
+import traceback
+from functools import lru_cache, partial
+from subprocess import CalledProcessError
 
+from mrjob.cat import decompress, is_compressed
 from mrjob.inline import InlineMRJobRunner
 from mrjob.sim import SimMRJobRunner, _split_records
+from mrjob.util import to_lines
+
+
+SORT_BUFFER = "64M"
 
 
 def _reducer_key(line: bytes) -> bytes:
@@ -22,12 +56,45 @@ def _reducer_key(line: bytes) -> bytes:
 
 
 class _OneWave:
-    """Mixin for a sim runner: split the sorted reducer input into one task per slot."""
+    """Mixin for a sim runner: split map and reduce input into one task per slot."""
+
+    def _slots(self) -> int:
+        return 1 if isinstance(self, InlineMRJobRunner) else self._num_cores()
+
+    def _split_mapper_input(self, input_paths, step_num):
+        input_paths = list(input_paths)
+        if step_num == 0 and self._uses_input_manifest():
+            return super()._split_mapper_input(input_paths, step_num)
+        total = sum(os.stat(path).st_size for path in input_paths)
+        split_size = max(-(-total // self._slots()), 1)  # rounded up, as for the reduce
+        split_files = self._yield_split_fileobjs("mapper", step_num)
+        splits = []
+        split = None
+        for path in input_paths:
+            with open(path, "rb") as source:
+                lines = to_lines(decompress(source, path)) if is_compressed(path) else source
+                for line in lines:
+                    if split is None:
+                        split = next(split_files)
+                        splits.append(dict(file=path, start=0, length=0))
+                    if not line.endswith(b"\n"):
+                        line += b"\n"  # a file's last line stays a line of its own
+                    split.write(line)
+                    splits[-1]["length"] += len(line)
+                    if splits[-1]["length"] >= split_size:
+                        split.close()
+                        split = None
+        if split is not None:
+            split.close()
+        if not splits:  # no input at all: one task, as mrjob runs one
+            next(split_files).close()
+            splits.append(dict(file=input_paths[0] if input_paths else "", start=0, length=0))
+        return splits
 
     def _split_reducer_input(self, step_num):
         path = self._sorted_reducer_input_path(step_num)
-        slots = 1 if isinstance(self, InlineMRJobRunner) else self._num_cores()
-        split_size = max(os.stat(path).st_size // slots, 1)
+        # Rounded up, so that the splits are never one more than the slots.
+        split_size = max(-(-os.stat(path).st_size // self._slots()), 1)
         split_files = self._yield_split_fileobjs("reducer", step_num)
         tasks = 0
         with open(path, "rb") as sorted_input:
@@ -39,9 +106,99 @@ class _OneWave:
         return tasks
 
 
+class _ForkedTasks:
+    """Mixin for the local runner: run each task in a child of a worker, not a new interpreter."""
+
+    def _sort_bin(self):
+        # GNU sort holds all of its input in memory when it fits, so the
+        # shuffle's memory would grow with the job; a fixed buffer keeps it
+        # flat (Hadoop's mapreduce.task.io.sort.mb plays this part), and sort
+        # merges runs from disk at the same speed.
+        command = super()._sort_bin()
+        return command if self._opts["sort_bin"] else [*command, "-S", SORT_BUFFER]
+
+    def _invoke_task_func(self, task_type, step_num, task_num):
+        command = self._substep_args(step_num, task_type)
+        script = self._working_dir_mgr.name("file", self._script_path)
+        if command[:2] != [sys.executable, script]:
+            return super()._invoke_task_func(task_type, step_num, task_num)
+        return partial(_run_forked_task, task_type, step_num, task_num, command[1:], self._num_steps())
+
+
+def _run_forked_task(task_type, step_num, task_num, argv, num_steps, stdin, stdout, stderr, wd, env):
+    """Run `python *argv` as a child of this process; raise as mrjob does if it fails."""
+    sys.stdout.flush()  # or the child could write this process's pending output
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        _exit_as_task(argv, stdin, stdout, stderr, wd, env)
+    status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if status:
+        from mrjob.local import _TaskFailedException
+
+        raise _TaskFailedException(
+            reason=str(CalledProcessError(status, [sys.executable, *argv])),
+            step_num=step_num, num_steps=num_steps, task_type=task_type, task_num=task_num,
+        )
+
+
+def _exit_as_task(argv, stdin, stdout, stderr, wd, env):
+    """In the forked child: become `python *argv` run in `wd` with `env`, and exit with its status."""
+    status = 1
+    try:
+        for stream, fd in ((stdin, 0), (stdout, 1), (stderr, 2)):
+            os.dup2(stream.fileno(), fd)
+        sys.stdin = open(0, "r", closefd=False)
+        sys.stdout = open(1, "w", closefd=False)
+        sys.stderr = open(2, "w", errors="backslashreplace", closefd=False)
+        os.chdir(wd)
+        os.environ.clear()
+        os.environ.update(env)
+        sys.argv = list(argv)
+        sys.path.insert(0, os.path.dirname(os.path.realpath(argv[0])))
+        # A new interpreter has no logging handlers: warnings go to its stderr.
+        logging.root.handlers.clear()
+        logging.root.setLevel(logging.WARNING)
+        runpy.run_path(argv[0], run_name="__main__")
+        status = 0
+    except SystemExit as exit:
+        status = _exit_status(exit)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            # Not sys.exit: the atexit hooks are the parent's (its temporary
+            # directories, among others), not this task's.
+            os._exit(status)
+
+
+def _exit_status(exit: SystemExit) -> int:
+    if exit.code is None:
+        return 0
+    if isinstance(exit.code, int):
+        return exit.code
+    print(exit.code, file=sys.stderr)
+    return 1
+
+
 @lru_cache(maxsize=None)
 def one_wave_runner(runner_class: type) -> type:
-    """`runner_class`, made to reduce in one wave if it is an inline or local runner."""
+    """`runner_class`, shaped as this module says if it is an inline or local runner."""
     if not issubclass(runner_class, SimMRJobRunner):
         return runner_class
-    return type(f"OneWave{runner_class.__name__}", (_OneWave, runner_class), {})
+    # Imported here, where mrjob has imported it to make the runner: it
+    # imports pyspark when it can, which tasks on a cluster need not pay for.
+    from mrjob.local import LocalMRJobRunner
+
+    mixins = (_ForkedTasks, _OneWave) if issubclass(runner_class, LocalMRJobRunner) else (_OneWave,)
+    return type(f"OneWave{runner_class.__name__}", (*mixins, runner_class), {})
+
+
+class OneWaveJob:
+    """Mix into an MRJob (before MRJob) to run it with this module's runners."""
+
+    def _runner_class(self):
+        return one_wave_runner(super()._runner_class())

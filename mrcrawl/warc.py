@@ -12,11 +12,8 @@ record by record (a reader can seek to any record) and starts with a
 For every doc record that got an HTTP response (`status` not null), in this
 order, as Common Crawl writes them:
 
-- `request`: the GET the fetcher sent, with the headers its session sends
-  (taken from that very session, see fetcher_session) and the Host line
-  http.client adds first.  One thing is missing: after a host sets a
-  cookie, the session sends it back on that host's later requests, and the
-  doc record does not keep the Cookie header that was sent;
+- `request`: the GET the fetcher sent, request line and headers rebuilt by
+  the very functions the fetcher sends them with (connection.py);
 - `response`: the status line, the headers in the order and repetition they
   came in, and the stored body (records.response_body).  The body is stored
   after Content-Encoding and chunked Transfer-Encoding were undone, so, as
@@ -49,15 +46,13 @@ from importlib import metadata as package_metadata
 from io import BytesIO
 from pathlib import Path
 
-import requests
 from urllib3.response import HTTPResponse
-from urllib3.util import parse_url
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from .config import CrawlConfig
 from .export import CrawlReader, fetch_key, read_part
-from .fetch import open_session
+from .connection import request_headers, request_target
 from .records import FETCHED, REDIRECT, payload_digest, response_body
 from .urls import host_of
 
@@ -65,15 +60,13 @@ WARC_VERSION = "1.1"
 WARC_1_1_SPEC = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
 # Fixed, so that one fetch gets the same record IDs on every export.
 RECORD_ID_NAMESPACE = uuid.UUID("5d0c6a0e-2f4b-4e8b-9a52-6d8b8f3c1e27")
-HTTP_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def write_warc(crawl: CrawlReader, directory: Path) -> dict:
     """Write the crawl's WARC files into `directory`; say what was written."""
     by_type: Counter = Counter()
     files = 0
-    session = fetcher_session(crawl.config)
-    with session, tempfile.TemporaryDirectory(prefix="mrcrawl-warc-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="mrcrawl-warc-") as scratch:
         for layer in crawl.layers:
             outlinks = LayerOutlinks(crawl, layer, Path(scratch) / f"out-{layer}.sqlite")
             try:
@@ -81,7 +74,7 @@ def write_warc(crawl: CrawlReader, directory: Path) -> dict:
                     with WarcFile(directory / f"{crawl.file_prefix}-L{layer}-{part.name}.warc.gz", crawl, layer) as warc:
                         for _, doc in read_part(part):
                             if doc["status"] is not None:
-                                warc.write_fetch(doc, session, outlinks)
+                                warc.write_fetch(doc, outlinks)
                     files += warc.opened
                     by_type.update(warc.by_type)
             finally:
@@ -89,23 +82,10 @@ def write_warc(crawl: CrawlReader, directory: Path) -> dict:
     return {"files": files, "records": sum(by_type.values()), "by_type": dict(by_type)}
 
 
-def fetcher_session(config: CrawlConfig) -> requests.Session:
-    """A session set up exactly as the fetcher sets up each host's session, so
-    that the archived request shows the headers the crawl really sent.  It is
-    only used to prepare requests; it never connects."""
-    return open_session(config)
-
-
-def request_message(session: requests.Session, url: str, proxy: str | None) -> StatusAndHeaders:
-    """The request line and headers the fetcher's session sends for `url`."""
-    prepared = session.prepare_request(requests.Request("GET", url))
-    parts = parse_url(prepared.url)
-    host = parts.host if parts.port in (None, HTTP_DEFAULT_PORTS[parts.scheme]) else f"{parts.host}:{parts.port}"
-    # Through a proxy, plain http goes in absolute form; https is tunnelled.
-    target = prepared.url if proxy and parts.scheme == "http" else prepared.path_url
-    # http.client writes Host before the session's headers.
-    headers = [("Host", host)] + list(prepared.headers.items())
-    return StatusAndHeaders(f"GET {target} HTTP/1.1", headers, is_http_request=True)
+def request_message(config: CrawlConfig, url: str) -> StatusAndHeaders:
+    """The request line and headers the fetcher sent for `url`."""
+    headers = list(request_headers(config, url).items())
+    return StatusAndHeaders(f"GET {request_target(url, config.proxy)} HTTP/1.1", headers, is_http_request=True)
 
 
 def archived_headers(headers: list, stored_length: int) -> list[tuple[str, str]]:
@@ -247,7 +227,7 @@ class WarcFile:
             },
         ))
 
-    def write_fetch(self, doc: dict, session: requests.Session, outlinks: LayerOutlinks) -> None:
+    def write_fetch(self, doc: dict, outlinks: LayerOutlinks) -> None:
         """The request, response and (for pages and redirects) metadata records of one doc record."""
         if not self.opened:
             self._open()
@@ -262,7 +242,7 @@ class WarcFile:
 
         self._write(self._writer.create_warc_record(
             url, "request",
-            http_headers=request_message(session, url, self.crawl.config.proxy),
+            http_headers=request_message(self.crawl.config, url),
             warc_headers_dict={"WARC-Type": "request", "WARC-Record-ID": ids["request"], **exchange,
                                "WARC-Concurrent-To": ids["response"]},
         ))

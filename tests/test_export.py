@@ -35,7 +35,8 @@ from mrcrawl.fetch import Fetcher
 from mrcrawl.pageindex import registered_domain
 from mrcrawl.records import FETCHED, REDIRECT, payload_digest
 from mrcrawl.testweb import start_test_web
-from mrcrawl.warc import archived_headers, fetcher_session, request_message
+from mrcrawl.urls import normalize_url
+from mrcrawl.warc import archived_headers, request_message
 
 DEPTH = 3
 
@@ -234,18 +235,17 @@ def test_archived_request_is_the_one_on_the_wire(through_proxy):
                              delay=0.0, obey_robots=False, allow_private_networks=True,
                              proxy=recorder if through_proxy else None)
         # Through the proxy the URL's own host is never connected to.  The
-        # path is one the session re-quotes (%7e, lower-case hex) before sending.
+        # path is canonicalised (%7e, lower-case hex) as every frontier URL is.
         origin = "http://127.0.0.77:8080" if through_proxy else recorder
         fetcher = Fetcher(config, layer=0)
-        fetcher.add(f"{origin}/a%7eb/c.html?q=%e4&x=y")
+        fetcher.add(normalize_url(f"{origin}/a%7eb/c.html?q=%e4&x=y"))
         (doc,) = list(fetcher.finish())
     finally:
         server.shutdown()
         server.server_close()
     assert doc["status"] == 200
     ((request_line, headers),) = received
-    with fetcher_session(config) as session:
-        archived = request_message(session, doc["url"], proxy=config.proxy)
+    archived = request_message(config, doc["url"])
     assert f"{archived.protocol} {archived.statusline}" == request_line
     assert request_line.startswith(f"GET {origin if through_proxy else ''}/a~b/c.html?q=%E4&x=y ")
     assert archived.headers == headers
@@ -457,9 +457,6 @@ def test_cli_refuses_a_directory_without_a_crawl(tmp_path, capsys):
 
 
 def test_driver_exports_after_the_crawl(tmp_path):
-    from crawl_support import crawl, write_inputs
-    from mrcrawl.testweb import start_test_web
-
     with start_test_web(seed=1) as server:
         seeds, conf, _ = write_inputs(server, tmp_path)
         assert crawl(seeds, conf, tmp_path / "crawl", 1, "inline", "--export", "warc,index") == 0

@@ -1,0 +1,230 @@
+"""`python -m mrcrawl.bench`: how fast the crawler is, against its bounds and a peer.
+
+    python -m mrcrawl.bench [--quick] [--json FILE] [--scenarios fetch-uniform,...]
+
+Scenarios (scenarios.py), on the synthetic loopback web of web.py:
+
+  fetch-uniform     the Crawler job alone on 10,000 URLs over 200 hosts (20 ms
+                    latency, 20 KB pages, delay 0, 30 threads), inline and
+                    local, and Scrapy on the same URLs when it is installed
+  fetch-politeness  10,000 URLs on 200 Zipf-sized hosts, delay 0.2 s
+  pipeline          a depth-3 crawl of a 10,000-page web with -r local
+  parse             the Parser job's pages per CPU second
+  frontier          the Optimizer on 1M outlinks against 1M earlier URLs
+  memory            peak RSS of one Crawler reducer task, 20,000 and 200,000 URLs
+
+Each row gives wall time, pages per second, CPU milliseconds per page, the
+scenario's theoretical bound and the ratio to it, and the ratio to the peer
+where one ran.  Every fetch scenario also checks politeness in the server's
+own request log and prints the worst gap seen.  --quick runs every scenario
+small (under two minutes); its figures say the command works, not how fast.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+
+from mrcrawl.bench import scenarios
+from mrcrawl.bench.scenarios import FULL, QUICK
+
+SCENARIOS = ("fetch-uniform", "fetch-politeness", "pipeline", "parse", "frontier", "memory")
+
+# The targets, as (description, check on a row or None when the row is not judged).
+TARGETS = {
+    ("fetch-uniform", "inline"): ("≥ 1.8× best Scrapy", lambda r: r["ratio_to_peer"] and r["ratio_to_peer"] >= 1.8),
+    ("fetch-uniform", "local"): ("≥ 2.5× best Scrapy", lambda r: r["ratio_to_peer"] and r["ratio_to_peer"] >= 2.5),
+    ("fetch-politeness", None): ("wall ≤ 1.15× bound", lambda r: r["ratio_to_bound"] <= 1.15),
+    ("pipeline", None): ("non-fetch ≤ 30% of wall", lambda r: r["overhead_share"] <= 0.30),
+    ("parse (20 KB, 100 links)", None): ("≥ 1,300 pages/s/core", lambda r: r["pages_per_core_s"] >= 1300),
+    ("frontier", None): ("1M × 1M ≤ 60 s, flat RSS", lambda r: r["wall_s"] <= 60 and r.get("rss_growth", 1) <= 1.25),
+    ("memory", None): ("≤ 300 MB, flat RSS", lambda r: r["peak_rss_mb"] <= 300 and r.get("rss_growth", 1) <= 1.25),
+}
+# The frontier target is judged at 1M; smaller sizes are there to show the memory is flat.
+JUDGED_FRONTIER_SIZE = 1_000_000
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="python -m mrcrawl.bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="every scenario, small: proves the command works")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated subset to run")
+    parser.add_argument("--runners", default="inline,local", help="runners for fetch-uniform (default inline,local)")
+    parser.add_argument("--no-peer", action="store_true", help="do not run Scrapy even if it is installed")
+    web = parser.add_argument_group("the bench web of the fetch and pipeline scenarios")
+    web.add_argument("--hosts", type=int)
+    web.add_argument("--pages", type=int, help="pages in all (uniform: pages / hosts each)")
+    web.add_argument("--page-bytes", type=int)
+    web.add_argument("--links", type=int, help="links per page")
+    web.add_argument("--latency", type=float, help="seconds each response waits")
+    web.add_argument("--threads", type=int)
+    web.add_argument("--zipf-exponent", type=float, help="host-size skew of fetch-politeness")
+    web.add_argument("--delay", type=float, help="politeness delay of fetch-politeness")
+    args = parser.parse_args(argv)
+    args.scenarios = [name.strip() for name in args.scenarios.split(",") if name.strip()]
+    for name in args.scenarios:
+        if name not in SCENARIOS:
+            parser.error(f"--scenarios: unknown scenario {name!r}; choose from {', '.join(SCENARIOS)}")
+    args.runners = [name.strip() for name in args.runners.split(",") if name.strip()]
+    for name in args.runners:
+        if name not in ("inline", "local"):
+            parser.error(f"--runners: {name!r}: choose inline and/or local")
+    return args
+
+
+def sizes_from(args) -> scenarios.Sizes:
+    sizes = QUICK if args.quick else FULL
+    overrides = {"hosts": args.hosts, "pages": args.pages, "page_bytes": args.page_bytes, "links": args.links,
+                 "latency": args.latency, "threads": args.threads, "zipf_exponent": args.zipf_exponent,
+                 "polite_delay": args.delay}
+    return scenarios.replace_sizes(sizes, {key: value for key, value in overrides.items() if value is not None})
+
+
+def machine() -> dict:
+    cpu_model = None
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            cpu_model = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), None)
+    except OSError:
+        pass
+    versions = {}
+    for package in ("mrcrawl", "mrjob", "urllib3", "lxml", "scrapy"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return {"cores": os.cpu_count(), "cpu": cpu_model, "memory_gb": _memory_gb(), "python": platform.python_version(),
+            "platform": platform.platform(), "versions": versions,
+            "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def _memory_gb():
+    try:
+        return round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (ValueError, OSError):
+        return None
+
+
+def judge(rows: list[dict], quick: bool) -> None:
+    """Add each row's target and whether it holds (None: not judged)."""
+    memory_rows = [row for row in rows if row["name"] in ("frontier", "memory")]
+    for name in ("frontier", "memory"):
+        group = [row for row in memory_rows if row["name"] == name]
+        if len(group) > 1:
+            growth = max(row["peak_rss_mb"] for row in group) / min(row["peak_rss_mb"] for row in group)
+            for row in group:
+                row["rss_growth"] = growth
+    for row in rows:
+        target = TARGETS.get((row["name"], row["runner"])) or TARGETS.get((row["name"], None))
+        if target is None or row["runner"].startswith("scrapy"):
+            row["target"], row["meets_target"] = None, None
+            continue
+        row["target"] = target[0]
+        judged = not quick and not (row["name"] == "frontier" and row["urls"] != JUDGED_FRONTIER_SIZE)
+        if row["name"] == "memory":
+            judged = judged and row["urls"] == max(r["urls"] for r in memory_rows if r["name"] == "memory")
+        row["meets_target"] = bool(target[1](row)) if judged else None
+
+
+def _cell(value, digits=1) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.{digits}f}"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def table(rows: list[dict]) -> str:
+    columns = [("scenario", "name", 0), ("runner", "runner", 0), ("pages", "pages", 0), ("wall s", "wall_s", 1),
+               ("pages/s", "pages_per_s", 0), ("CPU ms/page", "cpu_ms_per_page", 2), ("bound s", "bound_s", 1),
+               ("×bound", "ratio_to_bound", 2), ("×peer", "ratio_to_peer", 2), ("peak MB", "peak_rss_mb", 0),
+               ("worst gap s", "worst_gap_s", 3), ("target", "target", 0), ("met", "meets_target", 0)]
+    cells = [[title for title, _, _ in columns]]
+    for row in rows:
+        met = {True: "yes", False: "NO", None: "-"}[row.get("meets_target")]
+        cells.append([met if key == "meets_target" else _cell(row.get(key), digits) for _, key, digits in columns])
+    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
+    lines = ["  ".join(cell.ljust(width) if i < 2 else cell.rjust(width) for i, (cell, width)
+                       in enumerate(zip(line, widths))).rstrip() for line in cells]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def notes(rows: list[dict]) -> list[str]:
+    """The lines under the table: what a column cannot show."""
+    lines = []
+    fetch_rows = [row for row in rows if row.get("worst_gap_s") is not None or row.get("overlaps") is not None]
+    if fetch_rows:
+        gaps = [row["worst_gap_s"] for row in fetch_rows if row.get("worst_gap_s") is not None]
+        overlaps = sum(row.get("overlaps") or 0 for row in fetch_rows)
+        short = sum(row.get("gaps_below_delay") or 0 for row in fetch_rows)
+        lines.append(f"politeness (server log): worst gap between two requests to one host {min(gaps):.3f} s; "
+                     f"{overlaps} requests overlapping another to the same host; {short} gaps below the delay")
+    for row in rows:
+        if row["name"] == "pipeline":
+            shares = ", ".join(f"{job} {share:.0%}" for job, share in sorted(row["share_by_job"].items(),
+                                                                             key=lambda item: -item[1]))
+            lines.append(f"pipeline: fetch {row['fetch_s']:.1f} s, everything else {row['overhead_s']:.1f} s "
+                         f"({row['overhead_share']:.0%} of wall); share of wall by job: {shares}")
+        elif row["name"].startswith("parse"):
+            lines.append(f"{row['name']}: {row['pages_per_core_s']:,.0f} pages/s per core, "
+                         f"{row['links_per_page']:.0f} links kept per page")
+        elif row["name"] in ("frontier", "memory"):
+            lines.append(f"{row['name']}: {row['urls']:,} URLs, peak RSS {row['peak_rss_mb']:.0f} MB"
+                         + (f" (largest / smallest size: {row['rss_growth']:.2f}×)" if "rss_growth" in row else ""))
+        elif row["name"] == "fetch-politeness":
+            lines.append(f"fetch-politeness: busiest host {row['busiest_host_pages']} pages, its requests "
+                         f"spanned {row['busiest_host_span_s']:.1f} s; bound {row['bound_s']:.1f} s")
+        elif row["name"].startswith("fetch-uniform") and row.get("bound"):
+            lines.append(f"{row['name']} {row['runner']}: {row['bound']}-bound; server time per request "
+                         f"{row['request_ms']:.1f} ms")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    sizes = sizes_from(args)
+    started = time.monotonic()
+    rows: list[dict] = []
+
+    def say(message: str) -> None:
+        print(f"[{time.monotonic() - started:6.1f} s] {message}", file=sys.stderr, flush=True)
+
+    with tempfile.TemporaryDirectory(prefix="mrcrawl-bench-") as scratch:
+        work = Path(scratch)
+        for name in args.scenarios:
+            if name == "fetch-uniform":
+                rows += scenarios.fetch_uniform(sizes, work, args.runners, not args.no_peer, say)
+            elif name == "fetch-politeness":
+                rows += scenarios.fetch_politeness(sizes, work, "inline", say)
+            elif name == "pipeline":
+                rows += scenarios.pipeline(sizes, work, "local", say)
+            elif name == "parse":
+                rows += scenarios.parse(sizes, work, say)
+            elif name == "frontier":
+                rows += scenarios.frontier(sizes, work, "local", say)
+            elif name == "memory":
+                rows += scenarios.memory(sizes, work, say)
+    judge(rows, args.quick)
+    print(table(rows))
+    print()
+    for line in notes(rows):
+        print(line)
+    if args.quick:
+        print("\n--quick: small sizes; these figures show the command works and are not judged against targets.")
+    result = {"scenarios": rows, "machine": machine(), "quick": args.quick,
+              "sizes": scenarios.sizes_dict(sizes), "seconds": time.monotonic() - started}
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,406 @@
+"""The scenarios of `python -m mrcrawl.bench`: each returns rows of the result table.
+
+A row is a dict with the keys of ROW_KEYS (None where a key does not apply)
+and any scenario-specific extras.  Every job is measured in a process of its
+own (bench/step.py, or the Crawler's reducer run as Hadoop streaming runs
+it), and os.wait4 gives that process tree's CPU time and peak RSS: the
+figures are the kernel's, and the benchmark's own work is never in them.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from mrcrawl.bench.web import BenchWeb, BenchWebModel, BenchWebSpec, politeness_report
+from mrcrawl.driver import Crawl, open_crawl, parse_args
+from mrcrawl.config import load_config
+from mrcrawl.protocols import Utf8JsonProtocol
+from mrcrawl.records import FETCHED, encode_body, new_doc, new_out, utc_now_iso
+from mrcrawl.store import CrawlStore
+from mrcrawl.urls import host_key
+
+ROW_KEYS = ("name", "runner", "pages", "wall_s", "pages_per_s", "cpu_ms_per_page", "bound_s",
+            "ratio_to_bound", "peer", "peer_pages_per_s", "ratio_to_peer")
+CORES = os.cpu_count() or 1
+_records = Utf8JsonProtocol()
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How big each scenario is: the issue's sizes, or --quick's."""
+
+    hosts: int = 200
+    pages: int = 10_000
+    page_bytes: int = 20_000
+    links: int = 10
+    latency: float = 0.02
+    threads: int = 30
+    zipf_exponent: float = 1.0
+    polite_delay: float = 0.2
+    pipeline_depth: int = 3
+    parse_pages: int = 3_000
+    frontier_sizes: tuple = (100_000, 1_000_000)
+    memory_hosts: int = 1_000
+    memory_sizes: tuple = (20_000, 200_000)
+    scrapy_concurrency: tuple = (30, 60)
+    too_many_threads: int = 4  # fetch-uniform also runs with this many times the threads
+
+
+def replace_sizes(sizes: Sizes, changes: dict) -> Sizes:
+    return replace(sizes, **changes)
+
+
+def sizes_dict(sizes: Sizes) -> dict:
+    return asdict(sizes)
+
+
+FULL = Sizes()
+QUICK = Sizes(hosts=20, pages=600, polite_delay=0.05, pipeline_depth=2, parse_pages=200,
+              frontier_sizes=(5_000, 20_000), memory_hosts=50, memory_sizes=(1_000, 4_000))
+
+
+# ---- measuring a process -------------------------------------------------------
+
+@dataclass
+class Measured:
+    wall_s: float
+    cpu_s: float
+    peak_rss_mb: float
+    output: str
+
+
+def run_measured(args: list[str], stdin_path: str | None = None, stdout_path: str | None = None) -> Measured:
+    """Run `python args...`: its wall time, and the CPU time and peak RSS of it
+    and of every task it starts (through measure.py, which says why)."""
+    with tempfile.TemporaryDirectory(prefix="mrcrawl-measure-") as scratch:
+        report = Path(scratch) / "report.json"
+        stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+        stdout = open(stdout_path, "wb") if stdout_path else subprocess.PIPE
+        try:
+            started = time.monotonic()
+            result = subprocess.run([sys.executable, "-m", "mrcrawl.bench.measure", str(report), "--",
+                                     sys.executable, *args], stdin=stdin, stdout=stdout, stderr=subprocess.PIPE)
+            wall = time.monotonic() - started
+        finally:
+            for handle in (stdin, stdout):
+                if handle not in (subprocess.DEVNULL, subprocess.PIPE):
+                    handle.close()
+        if result.returncode != 0:
+            error = result.stderr.decode(errors="replace")[-3000:]
+            raise RuntimeError(f"python {' '.join(args[:4])} failed (exit {result.returncode}):\n{error}")
+        usage = json.loads(report.read_text(encoding="utf-8"))
+    return Measured(wall, usage["cpu_s"], usage["peak_rss_mb"], (result.stdout or b"").decode(errors="replace"))
+
+
+def row(name: str, runner: str, **values) -> dict:
+    result = dict.fromkeys(ROW_KEYS)
+    result.update(name=name, runner=runner, **values)
+    pages, wall = result.get("pages"), result.get("wall_s")
+    if pages and wall and result["pages_per_s"] is None:
+        result["pages_per_s"] = pages / wall
+    if result["bound_s"] and wall and result["ratio_to_bound"] is None:
+        result["ratio_to_bound"] = wall / result["bound_s"]
+    return result
+
+
+# ---- a crawl directory to run jobs in -------------------------------------------
+
+def bench_config(directory: Path, threads: int, delay: float, timeout: float = 10.0) -> Path:
+    """A crawl config for the bench web: its hosts are loopback addresses."""
+    path = directory / "bench.yaml"
+    path.write_text(
+        "name: bench\nlanguage: en\nuser_agent: 'mrcrawl-bench/0.1'\n"
+        f"threads: {threads}\ndelay: {delay}\ntimeout: {timeout}\nretries: 1\n"
+        "allow_private_networks: true\nurl_allow: ['^http://127[.]']\n", encoding="utf-8")
+    return path
+
+
+def new_crawl_dir(directory: Path, seeds: list[str], threads: int = 30, delay: float = 0.0) -> tuple[Path, Path, Path]:
+    """A crawl directory whose frontier 0 is `seeds`: (crawl dir, seed file, config)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    conf = bench_config(directory, threads, delay)
+    seed_file = directory / "seeds.txt"
+    seed_file.write_text("".join(url + "\n" for url in seeds), encoding="utf-8")
+    crawl_dir = directory / "crawl"
+    args = parse_args([str(seed_file), "--depth", "1", "--conf", str(conf), "--output", str(crawl_dir)])
+    open_crawl(CrawlStore(crawl_dir), args, load_config(str(conf)), seeds)
+    return crawl_dir, seed_file, conf
+
+
+def run_step(crawl_dir: Path, step: str, layer: int, runner: str) -> tuple[Measured, dict]:
+    measured = run_measured(["-m", "mrcrawl.bench.step", str(crawl_dir), step, str(layer), "--runner", runner])
+    return measured, json.loads(measured.output.strip().splitlines()[-1])
+
+
+def fetched(counters: dict) -> int:
+    return counters.get("outcome", {}).get(FETCHED, 0)
+
+
+def polite_columns(log, delay: float) -> dict:
+    report = politeness_report(log, delay)
+    return {"worst_gap_s": report["worst_gap_s"], "overlaps": report["overlaps"],
+            "gaps_below_delay": report["gaps_below_delay"], "polite": report["polite"]}
+
+
+# ---- 1. fetch-uniform ---------------------------------------------------------------
+
+def fetch_uniform(sizes: Sizes, work: Path, runners: list[str], peer: bool, say) -> list[dict]:
+    spec = BenchWebSpec(hosts=sizes.hosts, pages=sizes.pages, page_bytes=sizes.page_bytes,
+                        links_per_page=sizes.links, latency=sizes.latency)
+    rows = []
+    runs = [(runner, sizes.threads) for runner in runners]
+    if "inline" in runners and sizes.too_many_threads > 1:
+        runs.append(("inline", sizes.threads * sizes.too_many_threads))
+    with BenchWeb(spec) as web:
+        urls = web.urls()
+        for runner, threads in runs:
+            name = "fetch-uniform" if threads == sizes.threads else f"fetch-uniform threads={threads}"
+            say(f"{name}: {len(urls)} URLs, {spec.hosts} hosts, {runner}, {threads} threads")
+            crawl_dir, _, _ = new_crawl_dir(work / f"uniform-{runner}-{threads}", urls, threads=threads)
+            web.clear_log()
+            measured, step = run_step(crawl_dir, "fetch", 0, runner)
+            log = web.request_log()
+            pages = fetched(step["counters"])
+            # The latency bound: every request takes the time the server's own
+            # log shows, and `threads` requests are in flight in each of the
+            # reduce tasks running at once.  The CPU bound: our CPU time over
+            # the cores those tasks can use (one process holds one core).
+            request_s = statistics.median(entry.end - entry.start for entry in log if entry.path.startswith("/p/"))
+            tasks = 1 if runner == "inline" else CORES
+            latency_bound = pages * request_s / (threads * tasks)
+            cpu_bound = measured.cpu_s / tasks
+            rows.append(row(name, runner, pages=pages, wall_s=measured.wall_s,
+                            cpu_ms_per_page=1000 * measured.cpu_s / max(pages, 1),
+                            bound_s=max(latency_bound, cpu_bound),
+                            bound="latency" if latency_bound >= cpu_bound else "cpu",
+                            request_ms=1000 * request_s, peak_rss_mb=measured.peak_rss_mb,
+                            **polite_columns(log, 0.0)))
+        peers = scrapy_rows(sizes, work, urls, say) if peer else []
+    best = max(peers, key=lambda peer_row: peer_row["pages_per_s"], default=None)
+    if best is not None:
+        for ours in rows:
+            ours.update(peer=best["runner"], peer_pages_per_s=best["pages_per_s"],
+                        ratio_to_peer=ours["pages_per_s"] / best["pages_per_s"])
+    return rows + peers
+
+
+def scrapy_rows(sizes: Sizes, work: Path, urls: list[str], say) -> list[dict]:
+    url_file = work / "uniform-urls.txt"
+    url_file.write_text("".join(url + "\n" for url in urls), encoding="utf-8")
+    rows = []
+    for concurrency in sizes.scrapy_concurrency:
+        say(f"fetch-uniform: Scrapy, CONCURRENT_REQUESTS={concurrency}")
+        result = subprocess.run([sys.executable, "-m", "mrcrawl.bench.scrapy_peer", str(url_file),
+                                 "--concurrency", str(concurrency)], capture_output=True, text=True)
+        if result.returncode != 0:
+            say(f"  Scrapy did not run ({result.stdout.strip() or result.stderr.strip()[-300:]}): no peer figures")
+            return []
+        report = json.loads(result.stdout.strip().splitlines()[-1])
+        rows.append(row("fetch-uniform", f"scrapy {report['version']} c={concurrency}", pages=report["ok"],
+                        wall_s=report["wall_s"], cpu_ms_per_page=1000 * report["cpu_s"] / max(report["ok"], 1)))
+    return rows
+
+
+# ---- 2. fetch-politeness -------------------------------------------------------------
+
+def fetch_politeness(sizes: Sizes, work: Path, runner: str, say) -> list[dict]:
+    spec = BenchWebSpec(hosts=sizes.hosts, pages=sizes.pages, distribution="zipf",
+                        zipf_exponent=sizes.zipf_exponent, page_bytes=sizes.page_bytes,
+                        links_per_page=sizes.links, latency=sizes.latency)
+    with BenchWeb(spec) as web:
+        busiest = max(web.model.page_counts)
+        say(f"fetch-politeness: {spec.pages} URLs, {spec.hosts} hosts (Zipf, busiest {busiest} pages), "
+            f"delay {sizes.polite_delay} s, {runner}")
+        crawl_dir, _, _ = new_crawl_dir(work / "politeness", web.urls(), threads=sizes.threads,
+                                        delay=sizes.polite_delay)
+        web.clear_log()
+        measured, step = run_step(crawl_dir, "fetch", 0, runner)
+        log = web.request_log()
+    pages = fetched(step["counters"])
+    busiest_address = max(range(spec.hosts), key=lambda host: web.model.page_counts[host])
+    busiest_log = [entry for entry in log if entry.address == web.model.addresses[busiest_address]]
+    return [row("fetch-politeness", runner, pages=pages, wall_s=measured.wall_s,
+                cpu_ms_per_page=1000 * measured.cpu_s / max(pages, 1),
+                bound_s=busiest * sizes.polite_delay, busiest_host_pages=busiest,
+                # When the busiest host's first and last requests went out, from
+                # the job's start: a late first request is a tail the bound misses.
+                busiest_host_span_s=busiest_log[-1].start - busiest_log[0].start if busiest_log else None,
+                **polite_columns(log, sizes.polite_delay))]
+
+
+# ---- 3. pipeline -------------------------------------------------------------------
+
+def pipeline(sizes: Sizes, work: Path, runner: str, say) -> list[dict]:
+    spec = BenchWebSpec(hosts=sizes.hosts, pages=sizes.pages, page_bytes=sizes.page_bytes,
+                        links_per_page=sizes.links, latency=sizes.latency)
+    with BenchWeb(spec) as web:
+        say(f"pipeline: depth {sizes.pipeline_depth} from {spec.hosts} seeds over a {spec.pages}-page web, {runner}")
+        directory = work / "pipeline"
+        directory.mkdir(parents=True, exist_ok=True)
+        seed_file = directory / "seeds.txt"
+        seed_file.write_text("".join(url + "\n" for url in web.seeds()), encoding="utf-8")
+        conf = bench_config(directory, sizes.threads, 0.0)
+        crawl_dir = directory / "crawl"
+        measured = run_measured(["-m", "mrcrawl.driver", str(seed_file), "--depth", str(sizes.pipeline_depth),
+                                 "--conf", str(conf), "--runner", runner, "--output", str(crawl_dir)])
+        log = web.request_log()
+    done = json.loads((crawl_dir / "stats.json").read_text(encoding="utf-8"))
+    by_job: dict[str, float] = {}
+    for name, step in done.items():
+        job = name.split("/", 1)[0]
+        by_job[job] = by_job.get(job, 0.0) + step["seconds"]
+    fetch_s = by_job.get("crawl", 0.0)
+    pages = sum(fetched(step["counters"]) for name, step in done.items() if name.startswith("crawl/"))
+    return [row("pipeline", runner, pages=pages, wall_s=measured.wall_s,
+                cpu_ms_per_page=1000 * measured.cpu_s / max(pages, 1),
+                # Were every job but the Crawler free, the crawl would take its fetch steps' time.
+                bound_s=fetch_s, fetch_s=fetch_s, overhead_s=measured.wall_s - fetch_s,
+                overhead_share=(measured.wall_s - fetch_s) / measured.wall_s,
+                share_by_job={job: seconds / measured.wall_s for job, seconds in by_job.items()},
+                driver_s=measured.wall_s - sum(by_job.values()), **polite_columns(log, 0.0))]
+
+
+# ---- 4. parse ----------------------------------------------------------------------
+
+def fetched_doc(url: str, body: bytes) -> dict:
+    doc = new_doc(url, 0)
+    doc.update(status=200, reason="OK", http_version="HTTP/1.1", content_type="text/html", encoding="utf-8",
+               headers=[["Content-Type", "text/html; charset=utf-8"]], attempts=1, outcome=FETCHED,
+               body=encode_body(body))
+    return doc
+
+
+def parse_pages(sizes: Sizes) -> dict[str, list[tuple[str, bytes]]]:
+    """The page sets the Parser is timed on: (URL, body) pairs."""
+    sets = {}
+    for page_bytes in (20_000, 100_000):
+        spec = BenchWebSpec(hosts=20, pages=max(sizes.parse_pages, 20), page_bytes=page_bytes,
+                            links_per_page=100, latency=0.0)
+        model = BenchWebModel(spec, port=8080)
+        pages = [(model.url(host, page), model.body(host, page))
+                 for host, count in enumerate(model.page_counts) for page in range(count)]
+        if page_bytes == 100_000:
+            pages = pages[: max(sizes.parse_pages // 5, 20)]
+        sets[f"{page_bytes // 1000} KB, 100 links"] = pages
+    from mrcrawl.bench.corpus import corpus
+    news = corpus()
+    sets["news layouts, 5 languages"] = [(f"http://127.0.0.1:8080/{page.name}.html", page.html.encode("utf-8"))
+                                         for page in news]
+    return sets
+
+
+def parse(sizes: Sizes, work: Path, say) -> list[dict]:
+    rows = []
+    for label, pages in parse_pages(sizes).items():
+        say(f"parse: {len(pages)} pages, {label}")
+        directory = work / f"parse-{len(rows)}"
+        crawl_dir, _, _ = new_crawl_dir(directory, [pages[0][0]])
+        store = CrawlStore(crawl_dir)
+        docs = store.docs(0)
+        docs.mkdir(parents=True)
+        with open(store.part_file(docs), "wb") as part:
+            for url, body in pages:
+                part.write(_records.write(url, fetched_doc(url, body)) + b"\n")
+        state = store.load_state()
+        state["done"]["crawl/0"] = {"seconds": 0.0, "counters": {}}
+        store.save_state(state)
+        # In this process, so that CPU time counts the parsing, not an
+        # interpreter's start: the Parser's map runs here under -r inline.
+        config = load_config(str(directory / "bench.yaml"))
+        options = argparse.Namespace(runner="inline", reducers=None, mrjob_conf=None, spark_master=None)
+        crawl = Crawl(store, state, config, options, say=lambda message: None)
+        cpu_before, started = time.process_time(), time.monotonic()
+        crawl.parse(0)
+        cpu_s, wall_s = time.process_time() - cpu_before, time.monotonic() - started
+        links = state["done"]["parse/0"]["counters"].get("parse", {}).get("outlinks", 0)
+        rows.append(row(f"parse ({label})", "inline", pages=len(pages), wall_s=wall_s,
+                        cpu_ms_per_page=1000 * cpu_s / len(pages), pages_per_core_s=len(pages) / cpu_s,
+                        links_per_page=links / len(pages)))
+    return rows
+
+
+# ---- 5. frontier -------------------------------------------------------------------
+
+def frontier_url(number: int) -> str:
+    return f"http://127.0.{2 + number % 200}.{1 + number // 200 % 250}:8080/a/{number}.html"
+
+
+def write_frontier_stores(crawl_dir: Path, size: int) -> None:
+    """`size` earlier URLs (frontiers 0 and 1) and `size` outlinks of layer 1,
+    half of them earlier URLs again and a tenth repeated, as a layer's links are."""
+    store = CrawlStore(crawl_dir)
+    half = size // 2
+    for layer, numbers in ((0, range(0, half)), (1, range(half, size))):
+        directory = store.frontier(layer)
+        directory.mkdir(parents=True, exist_ok=True)
+        with open(store.part_file(directory), "w", encoding="utf-8") as part:
+            part.writelines(frontier_url(number) + "\n" for number in numbers)
+    stamp = utc_now_iso()
+    per_record = 50
+    for layer in (0, 1):
+        directory = store.outlinks(layer)
+        directory.mkdir(parents=True, exist_ok=True)
+        with open(store.part_file(directory), "wb") as part:
+            first = half * layer
+            for start in range(first, first + half, per_record):
+                links = []
+                for number in range(start, min(start + per_record, first + half)):
+                    if layer == 1:
+                        # Every other link is new; one in ten repeats one just made.
+                        new = size + number * 2
+                        links += [frontier_url(number // 2), frontier_url(new if number % 10 else new - 2)]
+                links = links[:per_record] if layer == 0 else links
+                part.write(_records.write(frontier_url(start), new_out(links, 0, layer, stamp)) + b"\n")
+
+
+def frontier(sizes: Sizes, work: Path, runner: str, say) -> list[dict]:
+    rows = []
+    for size in sizes.frontier_sizes:
+        say(f"frontier: {size:,} outlinks against {size:,} earlier URLs, {runner}")
+        crawl_dir, _, _ = new_crawl_dir(work / f"frontier-{size}", [frontier_url(0)])
+        write_frontier_stores(crawl_dir, size)
+        measured, step = run_step(crawl_dir, "optimize", 1, runner)
+        rows.append(row("frontier", runner, wall_s=measured.wall_s, urls=size,
+                        new_urls=step["counters"].get("optimize", {}).get("new urls", 0),
+                        cpu_s=measured.cpu_s, peak_rss_mb=measured.peak_rss_mb))
+    return rows
+
+
+# ---- 6. memory ---------------------------------------------------------------------
+
+def memory(sizes: Sizes, work: Path, say) -> list[dict]:
+    rows = []
+    largest = max(sizes.memory_sizes)
+    spec = BenchWebSpec(hosts=sizes.memory_hosts, pages=largest, page_bytes=4_000, links_per_page=10, latency=0.0)
+    with BenchWeb(spec) as web:
+        every_url = web.urls()
+        for size in sizes.memory_sizes:
+            # An even share of every host's pages, so both sizes span all hosts.
+            urls = every_url[:: largest // size][:size]
+            say(f"memory: one Crawler reducer task fed {len(urls):,} URLs over {spec.hosts} hosts")
+            directory = work / f"memory-{size}"
+            crawl_dir, _, _ = new_crawl_dir(directory, urls[:1], threads=sizes.threads)
+            # The reducer's input as Hadoop streaming hands it over: internal
+            # protocol lines, sorted, so a host's URLs arrive together.
+            lines = sorted(_records.write(host_key(url), url) for url in urls)
+            reducer_input = directory / "reducer-input"
+            reducer_input.write_bytes(b"\n".join(lines) + b"\n")
+            web.clear_log()
+            measured = run_measured(
+                ["-m", "jobs.crawler", "--step-num=0", "--reducer",
+                 "--crawl-config", str(CrawlStore(crawl_dir).config_path), "--layer", "0"],
+                stdin_path=str(reducer_input), stdout_path=str(directory / "reducer-output"))
+            with open(directory / "reducer-output", "rb") as output:
+                pages = sum(b'"outcome":"fetched"' in line for line in output)
+            rows.append(row("memory", "reducer task", pages=pages, wall_s=measured.wall_s, urls=len(urls),
+                            cpu_ms_per_page=1000 * measured.cpu_s / max(pages, 1),
+                            peak_rss_mb=measured.peak_rss_mb, **polite_columns(web.request_log(), 0.0)))
+    return rows

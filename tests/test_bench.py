@@ -1,0 +1,109 @@
+"""`python -m mrcrawl.bench --quick` runs every scenario and reports what it measured.
+
+No timing is asserted: the machine is shared.  What is asserted holds on any
+machine: every scenario ran, fetched what it was given, stayed polite by the
+server's own log, and the frontier scenario found exactly the new URLs its
+input holds.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from mrcrawl.bench.__main__ import SCENARIOS
+from mrcrawl.bench.scenarios import QUICK, ROW_KEYS
+from mrcrawl.bench.web import BenchWebSpec, pages_per_host
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    report = tmp_path_factory.mktemp("bench") / "bench.json"
+    result = subprocess.run([sys.executable, "-m", "mrcrawl.bench", "--quick", "--json", str(report)],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout, json.loads(report.read_text(encoding="utf-8"))
+
+
+def rows_named(result, prefix):
+    return [row for row in result["scenarios"] if row["name"].startswith(prefix)]
+
+
+def test_every_scenario_reports_in_the_documented_shape(quick_run):
+    stdout, result = quick_run
+    names = {row["name"].split(" ")[0] for row in result["scenarios"]}
+    assert names == set(SCENARIOS)
+    for row in result["scenarios"]:
+        assert set(ROW_KEYS) <= set(row), row["name"]
+        assert row["wall_s"] > 0
+    assert result["machine"]["cores"] >= 1
+    assert result["quick"] is True
+    # The table names every scenario and the worst gap the server saw.
+    for name in SCENARIOS:
+        assert name in stdout
+    assert "worst gap" in stdout
+
+
+def test_fetch_scenarios_fetch_every_url_politely(quick_run):
+    _, result = quick_run
+    ours = [row for row in rows_named(result, "fetch-") if not row["runner"].startswith("scrapy")]
+    assert {row["runner"] for row in ours} >= {"inline", "local"}
+    for row in ours:
+        assert row["pages"] == QUICK.pages, row
+        assert row["polite"] is True and row["overlaps"] == 0 and row["gaps_below_delay"] == 0, row
+        assert row["bound_s"] > 0 and row["ratio_to_bound"] == pytest.approx(row["wall_s"] / row["bound_s"])
+    (polite,) = rows_named(result, "fetch-politeness")
+    assert polite["worst_gap_s"] >= QUICK.polite_delay
+    spec = BenchWebSpec(hosts=QUICK.hosts, pages=QUICK.pages, distribution="zipf")
+    assert polite["busiest_host_pages"] == max(pages_per_host(spec))
+    assert polite["bound_s"] == pytest.approx(polite["busiest_host_pages"] * QUICK.polite_delay)
+
+
+def test_the_peer_row_is_scrapy_when_it_is_installed(quick_run):
+    _, result = quick_run
+    peers = [row for row in result["scenarios"] if row["runner"].startswith("scrapy")]
+    try:
+        import scrapy  # noqa: F401
+    except ImportError:
+        assert not peers
+        return
+    assert len(peers) == len(QUICK.scrapy_concurrency)
+    assert all(row["pages"] == QUICK.pages for row in peers)
+    best = max(row["pages_per_s"] for row in peers)
+    for row in rows_named(result, "fetch-uniform"):
+        if not row["runner"].startswith("scrapy"):
+            assert row["ratio_to_peer"] == pytest.approx(row["pages_per_s"] / best)
+
+
+def test_pipeline_accounts_for_every_job(quick_run):
+    _, result = quick_run
+    (row,) = rows_named(result, "pipeline")
+    assert row["pages"] > QUICK.hosts  # more than the seeds: later layers ran
+    assert set(row["share_by_job"]) == {"crawl", "parse", "optimize", "merge", "xml"}
+    assert row["overhead_s"] == pytest.approx(row["wall_s"] - row["fetch_s"])
+    assert 0 < row["overhead_share"] < 1
+
+
+def test_parse_and_memory_scenarios(quick_run):
+    _, result = quick_run
+    parse_rows = rows_named(result, "parse")
+    assert len(parse_rows) == 3
+    for row in parse_rows:
+        assert row["pages_per_core_s"] > 0 and row["links_per_page"] > 0
+    memory_rows = rows_named(result, "memory")
+    assert [row["urls"] for row in memory_rows] == list(QUICK.memory_sizes)
+    for row in memory_rows:
+        assert row["pages"] == row["urls"] and row["polite"] is True
+        assert 0 < row["peak_rss_mb"] < 1024
+
+
+def test_frontier_finds_exactly_the_new_urls(quick_run):
+    _, result = quick_run
+    for row in rows_named(result, "frontier"):
+        size = row["urls"]
+        # write_frontier_stores: each number of the second half links one new
+        # URL, every tenth the one of the number before it.
+        assert row["new_urls"] == len({number if number % 10 else number - 1 for number in range(size // 2, size)})
+        assert row["peak_rss_mb"] > 0
