@@ -96,6 +96,7 @@ def _encode_query_in_page_encoding(href: str, encoding: str) -> str:
     return href[:query_start] + encoded + href[fragment_start:]
 
 
+@lru_cache(maxsize=256)
 def _is_utf8_family(encoding: str) -> bool:
     name = encoding.lower().replace("_", "-")
     # WHATWG: UTF-16 documents also use UTF-8 for URL queries.
@@ -131,7 +132,8 @@ def _canonical_serialisation(url: str) -> str | None:
     url = url.partition("#")[0]
     if "%" in url or "@" in url:
         return normalize_url(url)
-    return url[:-1] if url.endswith("?") else url
+    # Only an empty query goes: "?a?" keeps its last "?".
+    return url[:-1] if url.find("?") == len(url) - 1 else url
 
 
 def host_key(url: str) -> str:

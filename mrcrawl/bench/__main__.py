@@ -160,13 +160,12 @@ def table(rows: list[dict]) -> str:
 def notes(rows: list[dict]) -> list[str]:
     """The lines under the table: what a column cannot show."""
     lines = []
-    fetch_rows = [row for row in rows if row.get("worst_gap_s") is not None or row.get("overlaps") is not None]
-    if fetch_rows:
-        gaps = [row["worst_gap_s"] for row in fetch_rows if row.get("worst_gap_s") is not None]
-        overlaps = sum(row.get("overlaps") or 0 for row in fetch_rows)
-        short = sum(row.get("gaps_below_delay") or 0 for row in fetch_rows)
-        lines.append(f"politeness (server log): worst gap between two requests to one host {min(gaps):.3f} s; "
-                     f"{overlaps} requests overlapping another to the same host; {short} gaps below the delay")
+    for row in rows:
+        if row.get("delay_s") is not None:
+            lines.append(f"politeness, {row['name']} {row['runner']} (server log): worst gap between two requests "
+                         f"to one host {row['worst_gap_s']:.3f} s with delay {row['delay_s']:g} s; "
+                         f"{row['overlaps']} requests overlapping another to the same host; "
+                         f"{row['gaps_below_delay']} gaps below the delay")
     for row in rows:
         if row["name"] == "pipeline":
             shares = ", ".join(f"{job} {share:.0%}" for job, share in sorted(row["share_by_job"].items(),
