@@ -109,6 +109,19 @@ def resolve_link(href: str, base_url: str, encoding: str = "utf-8") -> str | Non
     `encoding` is the page's encoding: the query of a link on a non-UTF-8 page
     is percent-encoded in that encoding, as the URL Standard says.
     """
+    if href.startswith(("http://", "https://")):
+        # An absolute link means the same on every page: menus, footers and
+        # lists repeat them across a site, so their joins are remembered.
+        return _resolve_absolute(href, encoding)
+    return _resolve(href, base_url, encoding)
+
+
+@lru_cache(maxsize=32768)
+def _resolve_absolute(href: str, encoding: str) -> str | None:
+    return _resolve(href, href, encoding)
+
+
+def _resolve(href: str, base_url: str, encoding: str) -> str | None:
     if not _is_utf8_family(encoding) and "?" in href:
         href = _encode_query_in_page_encoding(_TAB_OR_NEWLINE.sub("", href), encoding)
     try:
