@@ -176,8 +176,11 @@ class UrlFilter:
     def __init__(self, allow: list[str], deny: list[str]):
         self._allow = [re.compile(pattern) for pattern in allow]
         self._deny = [re.compile(pattern) for pattern in deny]
+        # A site's menus and lists repeat its links on every page; a config's
+        # dozens of regexes are then searched once per URL, not per link.
+        self.allows = lru_cache(maxsize=32768)(self._allows)
 
-    def allows(self, url: str) -> bool:
+    def _allows(self, url: str) -> bool:
         if self._allow and not any(rx.search(url) for rx in self._allow):
             return False
         return not any(rx.search(url) for rx in self._deny)
