@@ -189,11 +189,12 @@ def one_wave_runner(runner_class: type) -> type:
     """`runner_class`, shaped as this module says if it is an inline or local runner."""
     if not issubclass(runner_class, SimMRJobRunner):
         return runner_class
-    # Imported here, where mrjob has imported it to make the runner: it
-    # imports pyspark when it can, which tasks on a cluster need not pay for.
-    from mrjob.local import LocalMRJobRunner
-
-    mixins = (_ForkedTasks, _OneWave) if issubclass(runner_class, LocalMRJobRunner) else (_OneWave,)
+    # mrjob.local imports pyspark when it can (0.2 s), which neither the
+    # inline runner nor a cluster's tasks need.  A local runner class means
+    # mrjob has imported it already, so the check need not import it.
+    local = sys.modules.get("mrjob.local")
+    is_local = local is not None and issubclass(runner_class, local.LocalMRJobRunner)
+    mixins = (_ForkedTasks, _OneWave) if is_local else (_OneWave,)
     return type(f"OneWave{runner_class.__name__}", (*mixins, runner_class), {})
 
 
