@@ -739,12 +739,14 @@ def decode_body(body: bytes, encoding: str | None) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-def decode_page(doc: dict) -> str:
+def decode_page(doc: dict, body: bytes | None = None) -> str:
     """The text of a doc record's page: THE decoder every job uses.
 
     Records written before `encoding` was known (or without it) are
     detected from their bytes and Content-Type here, the same way.
+    `body` spares decoding the base64 again when the caller has the bytes.
     """
-    body = body_bytes(doc)
+    if body is None:
+        body = body_bytes(doc)
     encoding = doc.get("encoding") or detect_encoding(body, doc.get("content_type"))
     return decode_body(body, encoding)

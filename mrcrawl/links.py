@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ada_url
 
-from mrcrawl.urls import resolve_link
+from mrcrawl.urls import ABSOLUTE_PREFIXES, resolve_absolute_link, resolve_link, resolve_relative_link
 
 # Element -> the attribute holding its link target.
 LINK_ATTRIBUTES = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
@@ -37,11 +37,6 @@ def base_url(root, page_url: str, encoding: str) -> str:
     return page_url
 
 
-def _is_nofollow(element) -> bool:
-    rel = element.get("rel")
-    return rel is not None and "nofollow" in rel.lower().split()
-
-
 def extract_links(root, page_url: str, encoding: str) -> list[str]:
     """Canonical http(s) URLs of a[href], area[href], frame[src] and
     iframe[src], rel=nofollow skipped, de-duplicated, in document order.
@@ -50,14 +45,20 @@ def extract_links(root, page_url: str, encoding: str) -> list[str]:
     percent-encoded in it, as the URL Standard says.
     """
     base = base_url(root, page_url, encoding)
-    links: list[str] = []
-    seen: set[str] = set()
+    # The Parser's innermost loop, once per link of every page: calls are
+    # inlined, and repeats are dropped at the end by a dict, in C.
+    urls = []
     for element in root.iter(_LINK_TAGS):
         target = element.get(LINK_ATTRIBUTES[element.tag])
-        if target is None or _is_nofollow(element):
+        if target is None:
             continue
-        url = resolve_link(target, base, encoding)
-        if url is not None and url not in seen:
-            seen.add(url)
-            links.append(url)
-    return links
+        rel = element.get("rel")
+        if rel is not None and "nofollow" in rel.lower().split():
+            continue
+        if target.startswith(ABSOLUTE_PREFIXES):
+            urls.append(resolve_absolute_link(target, encoding))
+        else:
+            urls.append(resolve_relative_link(target, base, encoding))
+    unique = dict.fromkeys(urls)
+    unique.pop(None, None)  # hrefs that resolve to no http(s) URL
+    return list(unique)

@@ -27,7 +27,7 @@ def out_record(doc: dict, scope: UrlFilter) -> dict:
     if doc["outcome"] == FETCHED and doc["meta_follow"]:
         try:
             root = parse_html(decode_page(doc))
-            links = [link for link in extract_links(root, doc["url"], doc["encoding"]) if scope.allows(link)]
+            links = list(filter(scope.allows, extract_links(root, doc["url"], doc["encoding"])))
         except Exception:  # one page that breaks the parser must not stop the layer
             log.exception("no links taken from %s", doc["url"])
     return new_out(links, LINKS_FROM_PAGE, doc["layer"], doc["fetched_at"])

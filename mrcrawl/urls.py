@@ -109,19 +109,26 @@ def resolve_link(href: str, base_url: str, encoding: str = "utf-8") -> str | Non
     `encoding` is the page's encoding: the query of a link on a non-UTF-8 page
     is percent-encoded in that encoding, as the URL Standard says.
     """
-    if href.startswith(("http://", "https://")):
-        # An absolute link means the same on every page: menus, footers and
-        # lists repeat them across a site, so their joins are remembered.
-        return _resolve_absolute(href, encoding)
-    return _resolve(href, base_url, encoding)
+    if href.startswith(ABSOLUTE_PREFIXES):
+        return resolve_absolute_link(href, encoding)
+    return resolve_relative_link(href, base_url, encoding)
+
+
+ABSOLUTE_PREFIXES = ("http://", "https://")
 
 
 @lru_cache(maxsize=32768)
-def _resolve_absolute(href: str, encoding: str) -> str | None:
-    return _resolve(href, href, encoding)
+def resolve_absolute_link(href: str, encoding: str) -> str | None:
+    """resolve_link for an href that starts with http:// or https://.
+
+    An absolute link means the same on every page: menus, footers and
+    lists repeat them across a site, so their joins are remembered.
+    """
+    return resolve_relative_link(href, href, encoding)
 
 
-def _resolve(href: str, base_url: str, encoding: str) -> str | None:
+def resolve_relative_link(href: str, base_url: str, encoding: str) -> str | None:
+    """resolve_link without its shortcut for absolute hrefs."""
     if not _is_utf8_family(encoding) and "?" in href:
         href = _encode_query_in_page_encoding(_TAB_OR_NEWLINE.sub("", href), encoding)
     try:
