@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from mrcrawl.bench.__main__ import SCENARIOS
+from mrcrawl.bench.__main__ import SCENARIOS, combine, parse_args
 from mrcrawl.bench.scenarios import QUICK, ROW_KEYS
 from mrcrawl.bench.web import BenchWebSpec, pages_per_host
 
@@ -78,11 +78,16 @@ def test_the_peer_row_is_scrapy_when_it_is_installed(quick_run):
 
 def test_pipeline_accounts_for_every_job(quick_run):
     _, result = quick_run
-    (row,) = rows_named(result, "pipeline")
-    assert row["pages"] > QUICK.hosts  # more than the seeds: later layers ran
-    assert set(row["share_by_job"]) == {"crawl", "parse", "optimize", "merge", "xml"}
-    assert row["overhead_s"] == pytest.approx(row["wall_s"] - row["fetch_s"])
-    assert 0 < row["overhead_share"] < 1
+    rows = rows_named(result, "pipeline")
+    assert [row["delay_s"] for row in rows] == list(QUICK.pipeline_delays)
+    for row in rows:
+        assert row["pages"] > QUICK.hosts  # more than the seeds: later layers ran
+        assert set(row["share_by_job"]) == {"crawl", "parse", "optimize", "merge", "xml"}
+        assert row["overhead_s"] == pytest.approx(row["wall_s"] - row["fetch_s"])
+        assert 0 < row["overhead_share"] < 1
+        assert row["polite"] is True and row["overlaps"] == 0 and row["gaps_below_delay"] == 0, row
+    # The same web and depth, so the same pages; only the pace differs.
+    assert rows[0]["pages"] == rows[1]["pages"]
 
 
 def test_parse_and_memory_scenarios(quick_run):
@@ -106,3 +111,20 @@ def test_frontier_finds_exactly_the_new_urls(quick_run):
         # URL, every tenth the one of the number before it.
         assert row["new_urls"] == len({number if number % 10 else number - 1 for number in range(size // 2, size)})
         assert row["peak_rss_mb"] > 0
+
+
+def test_repeated_runs_combine_into_medians_and_the_worst_politeness():
+    def run(wall, ratio, gap, overlaps, shares):
+        return [{"name": "fetch-uniform", "runner": "inline", "wall_s": wall, "ratio_to_peer": ratio,
+                 "worst_gap_s": gap, "overlaps": overlaps, "polite": overlaps == 0, "bound": "cpu",
+                 "share_by_job": shares},
+                {"name": "memory", "runner": "reducer task", "wall_s": wall * 10, "peak_rss_mb": 60.0 + wall}]
+    runs = [run(10.0, 2.0, 0.021, 0, {"crawl": 0.5}), run(30.0, 1.5, 0.020, 1, {"crawl": 0.7}),
+            run(20.0, 2.5, 0.022, 0, {"crawl": 0.6})]
+    fetch, memory = combine(runs)
+    assert (fetch["wall_s"], fetch["ratio_to_peer"], fetch["share_by_job"]) == (20.0, 2.0, {"crawl": 0.6})
+    assert (fetch["worst_gap_s"], fetch["overlaps"], fetch["polite"]) == (0.020, 1, False)
+    assert fetch["bound"] == "cpu" and fetch["runs"] == 3
+    assert (memory["wall_s"], memory["peak_rss_mb"], memory["runs"]) == (200.0, 80.0, 3)
+    with pytest.raises(SystemExit):
+        parse_args(["--repeat", "0"])

@@ -1,6 +1,6 @@
 """`python -m mrcrawl.bench`: how fast the crawler is, against its bounds and a peer.
 
-    python -m mrcrawl.bench [--quick] [--json FILE] [--scenarios fetch-uniform,...]
+    python -m mrcrawl.bench [--quick] [--repeat N] [--json FILE] [--scenarios fetch-uniform,...]
 
 Scenarios (scenarios.py), on the synthetic loopback web of web.py:
 
@@ -8,7 +8,8 @@ Scenarios (scenarios.py), on the synthetic loopback web of web.py:
                     latency, 20 KB pages, delay 0, 30 threads), inline and
                     local, and Scrapy on the same URLs when it is installed
   fetch-politeness  10,000 URLs on 200 Zipf-sized hosts, delay 0.2 s
-  pipeline          a depth-3 crawl of a 10,000-page web with -r local
+  pipeline          a depth-3 crawl of a 10,000-page web with -r local, at delay 0
+                    (fetching CPU-bound) and at the config's default delay
   parse             the Parser job's pages per CPU second
   frontier          the Optimizer on 1M outlinks against 1M earlier URLs
   memory            peak RSS of one Crawler reducer task, 20,000 and 200,000 URLs
@@ -18,13 +19,18 @@ scenario's theoretical bound and the ratio to it, and the ratio to the peer
 where one ran.  Every fetch scenario also checks politeness in the server's
 own request log and prints the worst gap seen.  --quick runs every scenario
 small (under two minutes); its figures say the command works, not how fast.
+--repeat N runs the scenarios N times over and reports each figure's median:
+a ratio is taken within each run (ours and the peer's side by side), then
+the median of those; the politeness columns report the worst run.
 """
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import platform
+import statistics
 import sys
 import tempfile
 import time
@@ -37,12 +43,12 @@ from mrcrawl.bench.scenarios import FULL, QUICK
 
 SCENARIOS = ("fetch-uniform", "fetch-politeness", "pipeline", "parse", "frontier", "memory")
 
-# The targets, as (description, check on a row or None when the row is not judged).
+# The targets, by (row name pattern, runner or None for any): (description, check on a row).
 TARGETS = {
     ("fetch-uniform", "inline"): ("≥ 1.8× best Scrapy", lambda r: r["ratio_to_peer"] and r["ratio_to_peer"] >= 1.8),
     ("fetch-uniform", "local"): ("≥ 2.5× best Scrapy", lambda r: r["ratio_to_peer"] and r["ratio_to_peer"] >= 2.5),
     ("fetch-politeness", None): ("wall ≤ 1.15× bound", lambda r: r["ratio_to_bound"] <= 1.15),
-    ("pipeline", None): ("non-fetch ≤ 30% of wall", lambda r: r["overhead_share"] <= 0.30),
+    ("pipeline delay=*", None): ("non-fetch ≤ 30% of wall", lambda r: r["overhead_share"] <= 0.30),
     ("parse (20 KB, 100 links)", None): ("≥ 1,300 pages/s/core", lambda r: r["pages_per_core_s"] >= 1300),
     ("frontier", None): ("1M × 1M ≤ 60 s, flat RSS", lambda r: r["wall_s"] <= 60 and r.get("rss_growth", 1) <= 1.25),
     ("memory", None): ("≤ 300 MB, flat RSS", lambda r: r["peak_rss_mb"] <= 300 and r.get("rss_growth", 1) <= 1.25),
@@ -55,6 +61,8 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(prog="python -m mrcrawl.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="every scenario, small: proves the command works")
     parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="run every scenario N times and report medians (the machine is shared: use 3 or more)")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated subset to run")
     parser.add_argument("--runners", default="inline,local", help="runners for fetch-uniform (default inline,local)")
     parser.add_argument("--no-peer", action="store_true", help="do not run Scrapy even if it is installed")
@@ -72,6 +80,8 @@ def parse_args(argv):
     for name in args.scenarios:
         if name not in SCENARIOS:
             parser.error(f"--scenarios: unknown scenario {name!r}; choose from {', '.join(SCENARIOS)}")
+    if args.repeat < 1:
+        parser.error(f"--repeat: must be at least 1, got {args.repeat}")
     args.runners = [name.strip() for name in args.runners.split(",") if name.strip()]
     for name in args.runners:
         if name not in ("inline", "local"):
@@ -112,6 +122,34 @@ def _memory_gb():
         return None
 
 
+# Politeness is judged by the worst run, not the median one.
+_WORST_OF = {"worst_gap_s": min, "overlaps": max, "gaps_below_delay": max, "polite": all}
+
+
+def _median(values: list):
+    if all(isinstance(value, dict) for value in values):
+        return {key: _median([value.get(key) for value in values]) for key in values[0]}
+    if all(isinstance(value, (int, float)) and not isinstance(value, bool) for value in values):
+        return statistics.median(values)
+    return values[0]
+
+
+def combine(runs: list[list[dict]]) -> list[dict]:
+    """One row per scenario row of the runs: each figure's median over the runs."""
+    grouped: dict[tuple, list[dict]] = {}
+    for rows in runs:
+        for row in rows:
+            # frontier and memory rows of one scenario differ by their size
+            grouped.setdefault((row["name"], row["runner"], row.get("urls")), []).append(row)
+    combined = []
+    for group in grouped.values():
+        row = {key: (_WORST_OF[key] if key in _WORST_OF else _median)([r.get(key) for r in group])
+               for key in group[0]}
+        row["runs"] = len(group)
+        combined.append(row)
+    return combined
+
+
 def judge(rows: list[dict], quick: bool) -> None:
     """Add each row's target and whether it holds (None: not judged)."""
     memory_rows = [row for row in rows if row["name"] in ("frontier", "memory")]
@@ -122,7 +160,7 @@ def judge(rows: list[dict], quick: bool) -> None:
             for row in group:
                 row["rss_growth"] = growth
     for row in rows:
-        target = TARGETS.get((row["name"], row["runner"])) or TARGETS.get((row["name"], None))
+        target = target_of(row)
         if target is None or row["runner"].startswith("scrapy"):
             row["target"], row["meets_target"] = None, None
             continue
@@ -131,6 +169,13 @@ def judge(rows: list[dict], quick: bool) -> None:
         if row["name"] == "memory":
             judged = judged and row["urls"] == max(r["urls"] for r in memory_rows if r["name"] == "memory")
         row["meets_target"] = bool(target[1](row)) if judged else None
+
+
+def target_of(row: dict):
+    for (pattern, runner), target in TARGETS.items():
+        if fnmatch.fnmatchcase(row["name"], pattern) and runner in (None, row["runner"]):
+            return target
+    return None
 
 
 def _cell(value, digits=1) -> str:
@@ -167,10 +212,10 @@ def notes(rows: list[dict]) -> list[str]:
                          f"{row['overlaps']} requests overlapping another to the same host; "
                          f"{row['gaps_below_delay']} gaps below the delay")
     for row in rows:
-        if row["name"] == "pipeline":
+        if row["name"].startswith("pipeline"):
             shares = ", ".join(f"{job} {share:.0%}" for job, share in sorted(row["share_by_job"].items(),
                                                                              key=lambda item: -item[1]))
-            lines.append(f"pipeline: fetch {row['fetch_s']:.1f} s, everything else {row['overhead_s']:.1f} s "
+            lines.append(f"{row['name']}: fetch {row['fetch_s']:.1f} s, everything else {row['overhead_s']:.1f} s "
                          f"({row['overhead_share']:.0%} of wall); share of wall by job: {shares}")
         elif row["name"].startswith("parse"):
             lines.append(f"{row['name']}: {row['pages_per_core_s']:,.0f} pages/s per core, "
@@ -187,39 +232,53 @@ def notes(rows: list[dict]) -> list[str]:
     return lines
 
 
+def run_scenarios(args, sizes: scenarios.Sizes, work: Path, say) -> list[dict]:
+    rows: list[dict] = []
+    for name in args.scenarios:
+        if name == "fetch-uniform":
+            rows += scenarios.fetch_uniform(sizes, work, args.runners, not args.no_peer, say)
+        elif name == "fetch-politeness":
+            rows += scenarios.fetch_politeness(sizes, work, "inline", say)
+        elif name == "pipeline":
+            rows += scenarios.pipeline(sizes, work, "local", say)
+        elif name == "parse":
+            rows += scenarios.parse(sizes, work, say)
+        elif name == "frontier":
+            rows += scenarios.frontier(sizes, work, "local", say)
+        elif name == "memory":
+            rows += scenarios.memory(sizes, work, say)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     sizes = sizes_from(args)
     started = time.monotonic()
-    rows: list[dict] = []
 
     def say(message: str) -> None:
         print(f"[{time.monotonic() - started:6.1f} s] {message}", file=sys.stderr, flush=True)
 
-    with tempfile.TemporaryDirectory(prefix="mrcrawl-bench-") as scratch:
-        work = Path(scratch)
-        for name in args.scenarios:
-            if name == "fetch-uniform":
-                rows += scenarios.fetch_uniform(sizes, work, args.runners, not args.no_peer, say)
-            elif name == "fetch-politeness":
-                rows += scenarios.fetch_politeness(sizes, work, "inline", say)
-            elif name == "pipeline":
-                rows += scenarios.pipeline(sizes, work, "local", say)
-            elif name == "parse":
-                rows += scenarios.parse(sizes, work, say)
-            elif name == "frontier":
-                rows += scenarios.frontier(sizes, work, "local", say)
-            elif name == "memory":
-                rows += scenarios.memory(sizes, work, say)
+    runs = []
+    for number in range(args.repeat):
+        if args.repeat > 1:
+            say(f"run {number + 1} of {args.repeat}")
+        with tempfile.TemporaryDirectory(prefix="mrcrawl-bench-") as scratch:
+            runs.append(run_scenarios(args, sizes, Path(scratch), say))
+    rows = combine(runs) if args.repeat > 1 else runs[0]
     judge(rows, args.quick)
     print(table(rows))
     print()
     for line in notes(rows):
         print(line)
+    if args.repeat > 1:
+        print(f"\nEach figure is the median of {args.repeat} runs; ratios were taken within each run; "
+              "politeness columns give the worst run.")
     if args.quick:
         print("\n--quick: small sizes; these figures show the command works and are not judged against targets.")
-    result = {"scenarios": rows, "machine": machine(), "quick": args.quick,
+    result = {"scenarios": rows, "machine": machine(), "quick": args.quick, "repeat": args.repeat,
               "sizes": scenarios.sizes_dict(sizes), "seconds": time.monotonic() - started}
+    if args.repeat > 1:
+        result["runs"] = runs
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return 0

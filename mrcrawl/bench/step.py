@@ -5,7 +5,9 @@
 The benchmark measures a job this way so that the kernel's accounting of
 this process and its tasks (os.wait4 in the parent) gives the job's CPU time
 and peak memory and nothing else's.  It prints the step's record from
-crawl.json (seconds and counters) as one JSON line.
+crawl.json (seconds and counters) as one JSON line, with `cpu_s`: the CPU
+time the step took in this process (all of it under -r inline, where the
+tasks run here; not the interpreter's start).
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import argparse
 import json
 import logging
 import sys
+import time
 
 from mrcrawl.config import CrawlConfig
 from mrcrawl.driver import RUNNERS, Crawl
@@ -34,8 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     config = CrawlConfig.from_json(store.read_text(store.config_path))
     options = argparse.Namespace(runner=args.runner, reducers=None, mrjob_conf=None, spark_master=None)
     crawl = Crawl(store, state, config, options, say=lambda message: None)
+    cpu_before = time.process_time()
     getattr(crawl, args.step)(args.layer)
-    print(json.dumps(state["done"][f"{STEPS[args.step]}/{args.layer}"]))
+    cpu_s = time.process_time() - cpu_before
+    print(json.dumps({**state["done"][f"{STEPS[args.step]}/{args.layer}"], "cpu_s": cpu_s}))
     return 0
 
 
