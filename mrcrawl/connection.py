@@ -10,9 +10,15 @@ request exactly from this module (warc.request_message).
 """
 from __future__ import annotations
 
+import re
+import socket
+from typing import Callable
+
 import certifi
 import urllib3
+from urllib3.connection import HTTPConnection
 from urllib3.util import make_headers, parse_url
+from urllib3.util.wait import wait_for_read
 
 from .config import CrawlConfig
 
@@ -50,12 +56,69 @@ def request_headers(config: CrawlConfig, url: str) -> dict[str, str]:
     }
 
 
-def open_connection(config: CrawlConfig, url: str) -> urllib3.HTTPConnectionPool:
-    """A pool of one kept-alive connection to `url`'s host (or to the proxy)."""
+# The most of an answer we look at to see whether all of it has arrived:
+# larger answers are read as they come.
+PEEK_BYTES = 256 * 1024
+_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length[ \t]*:[ \t]*(\d{1,12})[ \t]*\r\n", re.IGNORECASE)
+_TRANSFER_ENCODING = re.compile(rb"\r\ntransfer-encoding[ \t]*:", re.IGNORECASE)
+
+
+def whole_answer_arrived(sock: socket.socket) -> bool:
+    """Whether the socket already holds an entire HTTP answer: the header
+    block and a Content-Length body, so reading it cannot wait on the
+    network.  Looks without consuming (MSG_PEEK); anything unusual (TLS,
+    chunked, no length, a large answer) counts as not arrived."""
+    try:
+        data = sock.recv(PEEK_BYTES, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+    except (OSError, ValueError):  # nothing there yet, or a TLS socket (no peeking)
+        return False
+    header_end = data.find(b"\r\n\r\n")
+    if header_end < 0 or _TRANSFER_ENCODING.search(data, 0, header_end):
+        return False
+    length = _CONTENT_LENGTH.search(data, 0, header_end + 2)
+    return length is not None and header_end + 4 + int(length.group(1)) <= len(data)
+
+
+class AnsweredConnection(HTTPConnection):
+    """A plain-HTTP connection that calls `on_answer(sock)` when the first
+    bytes of each answer arrive, before http.client reads them.
+
+    The fetcher uses the moment to time its politeness gap and to see
+    whether the whole answer is already here (whole_answer_arrived).
+    """
+
+    def __init__(self, *args, on_answer: Callable[[socket.socket], None], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.on_answer = on_answer
+
+    def getresponse(self):
+        if self.sock is not None and self._response_options is not None:
+            if not wait_for_read(self.sock, timeout=self.timeout):
+                raise TimeoutError("timed out")  # urllib3 makes this a ReadTimeoutError
+            self.on_answer(self.sock)
+        return super().getresponse()
+
+
+class AnsweredConnectionPool(urllib3.HTTPConnectionPool):
+    ConnectionCls = AnsweredConnection
+
+
+def open_connection(config: CrawlConfig, url: str,
+                    on_answer: Callable[[socket.socket], None]) -> urllib3.HTTPConnectionPool:
+    """A pool of one kept-alive connection to `url`'s host (or to the proxy).
+
+    A direct plain-HTTP connection calls `on_answer` as each answer arrives
+    (see AnsweredConnection).  Through TLS or a proxy the bytes on the
+    socket are not simply the answer's, and the fetcher times the answer
+    when its headers have been read.
+    """
     options = dict(maxsize=1, block=False, retries=False)
-    if parse_url(url).scheme == "https":
+    parts = parse_url(url)
+    if parts.scheme == "https":
         # The same certificate bundle requests would use.
         options.update(cert_reqs="CERT_REQUIRED", ca_certs=certifi.where())
     if config.proxy:
         return urllib3.ProxyManager(config.proxy, num_pools=1, **options).connection_from_url(url)
-    return urllib3.connection_from_url(url, **options)
+    if parts.scheme == "https":
+        return urllib3.connection_from_url(url, **options)
+    return AnsweredConnectionPool(parts.host, port=parts.port or 80, on_answer=on_answer, **options)

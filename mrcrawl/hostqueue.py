@@ -125,7 +125,7 @@ class HostQueue:
     def hold_after(self, answered_at: float) -> None:
         """Keep the host's next request `delay` after this one was answered.
 
-        We time the gap from the answer (response headers, or the failure),
+        We time the gap from the answer (its first bytes, or the failure),
         not from when we began to send: the host has surely seen the request
         by then, so the gap between two request starts *as the host sees
         them* is at least `delay`, whatever a new connection's handshake or a

@@ -1,9 +1,14 @@
 """The fetcher on its own: a real Fetcher fed many URLs, without mrjob."""
+import socket
+import time
 from collections import Counter
 
 from mrcrawl.config import CrawlConfig
+from mrcrawl.connection import whole_answer_arrived
 from mrcrawl.fetch import URLS_IN_MEMORY, Fetcher
 from mrcrawl.hostqueue import SPILL_BATCH
+from mrcrawl.testweb import Host, Page, Robots, Web
+from mrcrawl.testweb.server import TestWebServer
 
 
 def test_memory_stays_bounded_however_many_urls_are_fed():
@@ -24,3 +29,64 @@ def test_memory_stays_bounded_however_many_urls_are_fed():
     assert outcomes == {"blocked": total}
     assert peak <= URLS_IN_MEMORY + config.threads * SPILL_BATCH
     assert fetcher.stats["requests"] == 0
+
+
+# -- the processing permit: only answers that have wholly arrived take it ------
+
+ANSWER = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 10\r\n\r\n", b"0123456789")
+
+
+def peek_after_sending(*pieces: bytes) -> bool:
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        for piece in pieces:
+            theirs.sendall(piece)
+        arrived = whole_answer_arrived(ours)
+        sent = b"".join(pieces)
+        ours.setblocking(False)
+        assert (ours.recv(65536) if sent else b"") == sent  # peeking consumed nothing
+        return arrived
+
+
+def test_an_answer_counts_as_arrived_only_when_all_of_it_is_here():
+    head, body = ANSWER
+    assert peek_after_sending(head, body)
+    assert peek_after_sending(head, body, b"HTTP/1.1 200 OK\r\n")  # more than one answer's worth
+    assert not peek_after_sending()  # nothing yet: answers at once instead of waiting
+    assert not peek_after_sending(head[:30])  # the header block is not complete
+    assert not peek_after_sending(head, body[:9])  # one body byte short
+    assert peek_after_sending(head.replace(b"Content-Length: 10", b"content-length:  0"))
+    assert not peek_after_sending(head.replace(b"Content-Length: 10", b"X-Length: 10"), body)  # read to close
+    chunked = head.replace(b"Content-Length: 10", b"Transfer-Encoding: chunked\r\nContent-Length: 10")
+    assert not peek_after_sending(chunked, body)  # chunked wins over a length (RFC 9112)
+
+
+def test_a_body_still_arriving_holds_up_no_other_host(tmp_path):
+    # One thread reads a body that stalls halfway for STALL seconds while
+    # the other fetches a fast host's pages: those must all be done long
+    # before the stalled page, so nothing the stalled thread holds (the
+    # permit above all) can make the others wait for it.
+    stall, fast_pages = 3.0, 40
+
+    def build(port: int) -> Web:
+        slow, fast = Host("127.0.0.2", port, "slow", Robots(404)), Host("127.0.0.3", port, "fast", Robots(404))
+        body = b"<html><body>" + b"<p>stalled text</p>" * 2000 + b"</body></html>"
+        pages = [Page(url=slow.url("/stalls"), kind="test", body=body, stall=stall, stall_after_headers=True)]
+        pages += [Page(url=fast.url(f"/{n}"), kind="test", body=b"<html><p>fast</p></html>") for n in range(fast_pages)]
+        return Web(seed=0, port=port, hosts=(slow, fast), pages={page.url: page for page in pages},
+                   seed_urls=(pages[0].url,), seed_spellings={})
+
+    config = CrawlConfig(language="en", user_agent="mrcrawl-test/1.0", threads=2, delay=0.0,
+                         timeout=stall + 5, allow_private_networks=True)
+    with TestWebServer(hosts=2, web_factory=build) as server:
+        web = server.web
+        started = time.monotonic()
+        fetcher = Fetcher(config, layer=0)
+        for url in web.pages:
+            fetcher.add(url)
+        finished = {doc["url"]: (time.monotonic() - started, doc["outcome"]) for doc in fetcher.finish()}
+    slow_url = web.seed_urls[0]
+    assert {outcome for _, outcome in finished.values()} == {"fetched"}
+    assert finished[slow_url][0] >= stall
+    fast_done = max(seconds for url, (seconds, _) in finished.items() if url != slow_url)
+    assert fast_done < stall / 2, f"the fast host's pages waited for the stalled body ({fast_done:.1f} s)"
