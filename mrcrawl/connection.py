@@ -92,7 +92,7 @@ class AnsweredConnection(HTTPConnection):
         self.on_answer = on_answer
 
     def getresponse(self):
-        if self.sock is not None and self._response_options is not None:
+        if self.sock is not None:  # urllib3 asks only after sending a request
             if not wait_for_read(self.sock, timeout=self.timeout):
                 raise TimeoutError("timed out")  # urllib3 makes this a ReadTimeoutError
             self.on_answer(self.sock)
