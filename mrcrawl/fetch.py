@@ -231,13 +231,15 @@ class Fetcher:
     # ---- the fetch threads -------------------------------------------------
 
     def _work(self) -> None:
+        state = self._thread_state
+        state.answered_at, state.holds_permit = None, False
         try:
             while (host := self.scheduler.take()) is not None:
                 try:
                     self._serve(host)
                 finally:
-                    if getattr(self._thread_state, "holds_permit", False):
-                        self._thread_state.holds_permit = False
+                    if state.holds_permit:
+                        state.holds_permit = False
                         self._permit.release()
                     if host.fed and not host.has_work():
                         self._close_connection(host)
@@ -419,7 +421,7 @@ class Fetcher:
 
     def _answered_at(self) -> float:
         """When the answer to this thread's request arrived (now, if untimed)."""
-        answered_at = getattr(self._thread_state, "answered_at", None)
+        answered_at = self._thread_state.answered_at
         return time.monotonic() if answered_at is None else answered_at
 
     def _request(self, host: HostQueue, task: Task) -> Exchange:
