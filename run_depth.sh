@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Cron-friendly daily crawl: run_depth.sh <lang|all> [depth] [-- extra driver args]
+# usage: run_depth.sh <lang|all> [depth] [-- extra driver args]
+#        run_depth.sh -h|--help
 #
-# Crawls <seeds>/<lang>.txt with <seeds>/<lang>.yaml, depth 3 unless told,
-# into <root>/<lang>/<YYYY-MM-DD>/: one directory per language and day (the
-# UTC date the run started), as the thesis crawled every language once a
-# day.  The driver's output is appended to <root>/<lang>/<YYYY-MM-DD>.log.
+# Cron-friendly daily crawl.  Crawls <seeds>/<lang>.txt with
+# <seeds>/<lang>.yaml, depth 3 unless told, into <root>/<lang>/<YYYY-MM-DD>/:
+# one directory per language and day (the UTC date the run started), as the
+# thesis crawled every language once a day.  "all" crawls every <lang>.yaml
+# in <seeds>.  Arguments after -- go to the driver (python -m mrcrawl.driver).
+# The driver's output is appended to <root>/<lang>/<YYYY-MM-DD>.log.
 # If that day's directory already holds a crawl, the run continues it with
 # --resume: running the script again finishes a crawl that died.
 #
@@ -12,25 +15,40 @@
 # taken with flock) keeps two runs of one language from overlapping: a
 # language whose lock is held is not started, and counts as failed.
 #
-# Exit status: 0 when every language succeeded; 1 when any failed, each
-# named on stderr with the end of its log; 2 on bad usage.
+# Exit status: 0 when every language succeeded; 1 when any failed (its
+# driver exited non-zero, or it was not started), each named on stderr with
+# the end of its log; 2 on bad usage, an unknown language, or an interpreter
+# that cannot run the driver, with nothing crawled.
 #
 # Environment:
 #   MRCRAWL_SEEDS  directory of the <lang>.txt and <lang>.yaml files
 #                  (default: seeds/ beside this script)
 #   MRCRAWL_ROOT   where the crawls go (default: crawl/ beside this script)
-#   PYTHON         an interpreter with the project's dependencies (default: python3)
+#   PYTHON         the interpreter that runs the driver, with the project's
+#                  dependencies (default: .venv/bin/python beside this script,
+#                  the README's set-up, else python3 on PATH).  A relative
+#                  path is looked for in the current directory, then beside
+#                  this script; a bare name is looked up on PATH.
+#   MRCRAWL_CONTACT  your contact (an http(s) URL or an e-mail address),
+#                  sent in every request's User-Agent; passed to the driver,
+#                  which refuses to crawl without one unless a config has it
 #
-# A crontab line: every language at 02:00 each day, three layers, on the
-# local runner:
+# Crontab lines: every language at 02:00 each day, three layers, on the
+# local runner.  cron's bare environment is enough, as the interpreter is
+# found by the rules above:
+#   MRCRAWL_CONTACT=https://your-site.example/about-your-crawler
 #   0 2 * * *  /srv/mrcrawl/run_depth.sh all 3 -- --runner local
 set -uo pipefail
 
+# The help is the comment at the head of this file: one text to keep true.
+help_text() { awk 'NR == 1 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$0"; }
 usage() {
-    echo "usage: $0 <lang|all> [depth] [-- extra driver args]" >&2
+    help_text | awk '/^$/ { exit } { print }' >&2  # the synopsis: the lines before the first blank one
+    echo "$0 -h tells the arguments, the environment and the exit statuses" >&2
     exit 2
 }
 [ $# -ge 1 ] || usage
+case "$1" in -h|--help) help_text; exit 0 ;; esac
 here="$(cd "$(dirname "$0")" && pwd)"
 target="$1"; shift
 depth=3
@@ -39,27 +57,63 @@ if [ $# -ge 1 ]; then [ "$1" = "--" ] || usage; shift; fi
 [[ "$depth" =~ ^[1-9][0-9]*$ ]] || { echo "$0: depth: must be a whole number of at least 1, got '$depth'" >&2; exit 2; }
 command -v flock >/dev/null || { echo "$0: needs flock(1) (util-linux) for its per-language lock" >&2; exit 2; }
 
-python="${PYTHON:-python3}"
 seeds="${MRCRAWL_SEEDS:-$here/seeds}"
 root="${MRCRAWL_ROOT:-$here/crawl}"
 day="$(date -u +%Y-%m-%d)"  # taken once: a run that passes midnight keeps its day
 
+configured=()  # every <lang>.yaml's stem, whether or not its seeds exist: "all" names a missing one as failed
+for conf in "$seeds"/*.yaml; do
+    [ -f "$conf" ] && configured+=("$(basename "$conf" .yaml)")
+done
 if [ "$target" = all ]; then
-    langs=()
-    for conf in "$seeds"/*.yaml; do
-        [ -f "$conf" ] && langs+=("$(basename "$conf" .yaml)")
-    done
-    [ ${#langs[@]} -gt 0 ] || { echo "$0: no <lang>.yaml in $seeds" >&2; exit 2; }
+    [ ${#configured[@]} -gt 0 ] || { echo "$0: no <lang>.yaml in $seeds" >&2; exit 2; }
+    langs=("${configured[@]}")
 else
     # A language is a file stem, never a path.
     [[ "$target" =~ ^[A-Za-z0-9_-]+$ ]] || { echo "$0: '$target' is not a language name" >&2; exit 2; }
-    [ -f "$seeds/$target.yaml" ] || { echo "$0: no $seeds/$target.yaml" >&2; exit 2; }
+    for needed in "$seeds/$target.yaml" "$seeds/$target.txt"; do
+        [ -f "$needed" ] && continue
+        known=()
+        for lang in "${configured[@]}"; do
+            [ -f "$seeds/$lang.txt" ] && known+=("$lang")
+        done
+        echo "$0: unknown language '$target': no $needed; the languages in $seeds (a <lang>.txt and a <lang>.yaml) are: ${known[*]:-none}" >&2
+        exit 2
+    done
     langs=("$target")
+fi
+
+# The interpreter, resolved and tried once before anything is crawled.  cron
+# starts this script in $HOME with PATH=/usr/bin:/bin and no venv active, so
+# the default is the venv the README's set-up makes beside this script.
+python_unusable() {
+    echo "$0: ${PYTHON:+PYTHON=}${PYTHON:-PYTHON is unset}: $1; set PYTHON to an interpreter that has the project's dependencies, or make the default one with the README's set-up: cd $here && python3 -m venv .venv && .venv/bin/pip install -e '.[test]'" >&2
+    exit 2
+}
+if [ -z "${PYTHON:-}" ]; then
+    if [ -e "$here/.venv/bin/python" ]; then
+        python="$here/.venv/bin/python"
+    else
+        python="$(type -P python3)" || python_unusable "there is no $here/.venv/bin/python, nor a python3 on PATH ($PATH)"
+        python_origin=" (python3 on PATH, as there is no $here/.venv/bin/python)"
+    fi
+else
+    case "$PYTHON" in
+        /*) python="$PYTHON" ;;
+        */*)  # relative: to where the script was called from, else to the script itself
+            if [ -e "$PWD/$PYTHON" ]; then python="$PWD/$PYTHON"
+            elif [ -e "$here/$PYTHON" ]; then python="$here/$PYTHON"
+            else python_unusable "neither $PWD/$PYTHON nor $here/$PYTHON exists"
+            fi ;;
+        *) python="$(type -P "$PYTHON")" || python_unusable "no such command on PATH ($PATH)" ;;
+    esac
 fi
 
 # The driver runs from whatever directory cron starts in: let Python find the
 # project here whether or not it is installed.
 export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
+import_error="$("$python" -c 'import mrjob, mrcrawl' 2>&1)" ||
+    python_unusable "$python${python_origin:-} cannot import mrjob and mrcrawl: $(printf '%s\n' "$import_error" | tail -n 1)"
 
 # Crawl one language, appending to its log; returns the driver's exit status.
 crawl_language() {
@@ -68,7 +122,9 @@ crawl_language() {
     local args=("$@")
     [ -f "$out/crawl.json" ] && args=(--resume "$@")  # a crawl of today that stopped: continue it
     echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) run_depth.sh: $lang, depth $depth${args[*]:+, ${args[*]}}" >>"$log"
-    "$python" -m mrcrawl.driver "$seeds/$lang.txt" --depth "$depth" --conf "$seeds/$lang.yaml" \
+    # -u: the driver's stdout and stderr reach the log in the order written,
+    # so the end of the log, shown when a language fails, is its last word.
+    "$python" -u -m mrcrawl.driver "$seeds/$lang.txt" --depth "$depth" --conf "$seeds/$lang.yaml" \
         --output "$out" "${args[@]}" >>"$log" 2>&1
     local status=$?
     echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) exit status $status" >>"$log"

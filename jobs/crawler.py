@@ -12,6 +12,7 @@ from mrcrawl.frontier import unique_adjacent
 from mrcrawl.jobconf import CrawlJobOptions
 from mrcrawl.onewave import OneWaveJob
 from mrcrawl.protocols import UrlLineProtocol, Utf8JsonProtocol
+from mrcrawl.records import error_kind
 from mrcrawl.urls import host_key
 
 
@@ -52,6 +53,9 @@ class MRCrawler(OneWaveJob, CrawlJobOptions, MRJob):
     def emit(self, docs):
         for doc in docs:
             self.increment_counter("outcome", doc["outcome"])
+            kind = error_kind(doc)
+            if kind:
+                self.increment_counter("error", kind)
             yield doc["url"], doc
 
     def report_progress(self, progress):

@@ -62,6 +62,12 @@ class ClusterCrawlStore(CrawlStore):
     def make_root(self) -> None:
         self.fs.mkdir(self.root)
 
+    def entries(self) -> set[str] | None:
+        # mrjob's ls lists files recursively: keep each one's first name below the root.
+        if not self.fs.exists(self.root):
+            return None
+        return {posixpath.relpath(path, self.root).split("/", 1)[0] for path in self.fs.ls(self.root)}
+
     def read_text(self, path) -> str:
         return b"".join(self.fs.cat(path)).decode("utf-8")
 

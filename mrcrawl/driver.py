@@ -15,8 +15,12 @@ import fcntl
 import json
 import logging
 import os
+import shlex
+import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from collections import Counter
@@ -38,7 +42,7 @@ from .export import describe as describe_export
 from .jobconf import CrawlJobOptions
 from .records import FETCHED, OUTCOMES
 from .clusterstore import ClusterCrawlStore, is_cluster_path
-from .store import STATE_FORMAT, CrawlStore
+from .store import CRAWL_STATE, STARTUP_LEFTOVERS, STATE_FORMAT, CrawlStore
 from .urls import UrlFilter, normalize_url
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr")
@@ -47,6 +51,41 @@ RUNNERS = ("inline", "local", "spark", "hadoop", "emr")
 SHIPPING_RUNNERS = ("spark", "hadoop", "emr")
 # mrjob's runners that work on local disk only, reading inputs as globs.
 LOCAL_DISK_RUNNERS = ("inline", "local")
+# How many kinds of error a crawl step's summary names, most common first.
+TOP_ERRORS = 3
+
+
+EXIT_OK = 0
+EXIT_STEP_FAILED = 1  # a job failed: the steps before it are kept, --resume goes on
+EXIT_USAGE = 2  # a bad argument, config, seed file or crawl directory: nothing written
+EXIT_NOTHING_FETCHED = 3  # the crawl ran, but no page was fetched: see the line printed
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it): --resume goes on
+
+
+# Set by Ctrl-C.  Python raises KeyboardInterrupt where the main thread is,
+# and when that is inside an at-fork hook (multiprocessing forking mrjob's
+# local workers) the exception is printed and dropped; so the driver also
+# looks at this flag after every step and at a failed one.
+INTERRUPTED = threading.Event()
+
+
+@contextlib.contextmanager
+def interrupts_remembered():
+    """Within this block, Ctrl-C sets INTERRUPTED as well as raising KeyboardInterrupt."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may handle signals
+        return
+
+    def interrupt(signum, frame):
+        INTERRUPTED.set()
+        raise KeyboardInterrupt
+
+    INTERRUPTED.clear()
+    previous = signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class UsageError(Exception):
@@ -151,7 +190,8 @@ class Crawl:
         self.runner = args.runner
         self.reducers = args.reducers
         self.say = say
-        self._scratch = tempfile.TemporaryDirectory(prefix="mrcrawl-run-")
+        self.ran: list[str] = []  # the steps this run has done, in order
+        self._scratch = contextlib.ExitStack()  # this run's temporary files, removed by close()
         self._runner_args = ["-r", self.runner]
         if args.mrjob_conf:
             self._runner_args += ["--conf-path", args.mrjob_conf]
@@ -167,7 +207,8 @@ class Crawl:
         elif self.runner in SHIPPING_RUNNERS:
             # Tasks run in other processes (or machines) and import the
             # package from this zip, not from wherever the driver found it.
-            self._runner_args += ["--py-files", package_zip(self._scratch.name)]
+            scratch = self._scratch.enter_context(tempfile.TemporaryDirectory(prefix="mrcrawl-run-"))
+            self._runner_args += ["--py-files", package_zip(scratch)]
         if on_this_machine:
             # Tasks here use this interpreter (and its packages); a cluster's
             # Python is mrjob.conf's python_bin.
@@ -182,8 +223,16 @@ class Crawl:
 
     # ---- the loop ----------------------------------------------------------
 
-    def run(self, depth: int) -> None:
+    def run(self, depth: int) -> Counter:
+        """Crawl to `depth` layers, or to the depth the crawl already has if
+        that is more; return the outcome totals of the whole crawl."""
         started = time.monotonic()
+        kept = self.state.get("depth", 0)
+        if depth < kept:
+            # A crawl never gets shallower: a smaller depth would merge fewer
+            # layers over what the deeper crawl stored.
+            self.say(f"the crawl already has depth {kept}; --depth {depth} keeps it at {kept}")
+            depth = kept
         self.state["depth"] = depth
         self.store.save_state(self.state)
         layers = 0
@@ -195,12 +244,24 @@ class Crawl:
             layers = layer + 1
         self.merge_and_convert(layers)
         totals = self._outcome_totals()
-        seconds = time.monotonic() - started
-        self.say(
-            f"done in {seconds:.1f} s: {sum(totals.values())} URLs attempted over {layers} layer(s), "
-            f"{totals[FETCHED]} pages fetched ({totals[FETCHED] / max(seconds, 1e-9):.1f} pages/s)"
+        self.say(self._summary(time.monotonic() - started, layers, totals))
+        return totals
+
+    def _summary(self, seconds: float, layers: int, totals: Counter) -> str:
+        crawl_steps = [name for name in self.ran if name.startswith("crawl/")]
+        fetched_now = sum(self.state["done"][name]["counters"].get("outcome", {}).get(FETCHED, 0) for name in crawl_steps)
+        now = (
+            f"this run fetched {fetched_now} pages ({fetched_now / max(seconds, 1e-9):.1f} pages/s)"
+            if crawl_steps else "nothing was left to fetch"
         )
-        self._scratch.cleanup()
+        return (
+            f"done in {seconds:.1f} s: {now}; the crawl holds {totals[FETCHED]} fetched pages "
+            f"of {sum(totals.values())} URLs attempted over {layers} layer(s)"
+        )
+
+    def close(self) -> None:
+        """Remove this run's scratch files, however the run ended."""
+        self._scratch.close()
 
     def crawl_layer(self, layer: int, last: bool) -> None:
         self.say(f"layer {layer}: {self._frontier_size(layer)} URLs")
@@ -227,9 +288,10 @@ class Crawl:
         if layers == 0:
             return
         store = self.store
-        self.step(f"merge/{layers}", MRMerge, [store.docs(n) for n in range(layers)], store.merged(), layers - 1)
+        merged_layers = "0" if layers == 1 else f"0-{layers - 1}"
+        self.step(f"merge/{merged_layers}", MRMerge, [store.docs(n) for n in range(layers)], store.merged(), layers - 1)
         xml = store.xml(self.state["started_at"])
-        self.step(f"xml/{layers}", MRHtmlToXml, [store.merged()], xml, layers - 1)
+        self.step(f"xml/{merged_layers}", MRHtmlToXml, [store.merged()], xml, layers - 1)
         self.say(f"pages: {store.merged()}  xml: {xml}")
 
     # ---- one job -----------------------------------------------------------
@@ -254,9 +316,12 @@ class Crawl:
         self.store.commit(written, output)
         seconds = round(time.monotonic() - started, 3)
         done[name] = {"seconds": seconds, "counters": counters}
+        self.ran.append(name)
         self.store.save_state(self.state)
         self.store.write_json(self.store.stats_path, done)
         self.say(f"  {name:<12} {seconds:7.1f} s  {describe(name, counters, seconds)}")
+        if INTERRUPTED.is_set():
+            raise KeyboardInterrupt  # one that was dropped while the step ran
 
     def job_args(self, job_class, inputs: list, output, layer: int) -> list[str]:
         """The command line of one job of this crawl, for this runner."""
@@ -277,11 +342,13 @@ class Crawl:
 
     def _run_job(self, job_class, inputs: list, output, layer: int) -> dict:
         job = job_class(args=self.job_args(job_class, inputs, output, layer))
-        with job.make_runner() as runner:
+        with job.make_runner() as runner, contextlib.ExitStack() as made_here:
             if self.runner == "spark" and not is_uri(runner._spark_tmp_dir):
                 # mrjob 0.7.4 writes counters there on a local master
-                # without creating it first.
+                # without creating it first, and leaves it behind: one
+                # directory per job in the temp directory, every day.
                 os.makedirs(runner._spark_tmp_dir, exist_ok=True)
+                made_here.callback(shutil.rmtree, runner._spark_tmp_dir, ignore_errors=True)
             runner.run()
             return merge_counters(runner.counters())
 
@@ -292,11 +359,38 @@ class Crawl:
         return previous.get("counters", {}).get("optimize", {}).get("new urls", "?")
 
     def _outcome_totals(self) -> Counter:
-        totals = Counter()
-        for name, step in self.state["done"].items():
-            if name.startswith("crawl/"):
-                totals.update(step["counters"].get("outcome", {}))
-        return totals
+        return crawl_counters(self.state["done"], "outcome")
+
+
+def crawl_counters(done: dict, group: str) -> Counter:
+    """One counter group summed over every finished crawl step."""
+    totals = Counter()
+    for name, step in done.items():
+        if name.startswith("crawl/"):
+            totals.update(step["counters"].get(group, {}))
+    return totals
+
+
+# What to tell the operator when most URLs failed one way.
+_ADVICE = {
+    "blocked: non-public address": "set allow_private_networks: true in {conf} to crawl hosts on loopback or private networks",
+    "NameResolutionError": "host names do not resolve: is this machine online, and is its DNS working?",
+    "Connection refused": "nothing listens at the seeds' addresses",
+    "blocked: outside url_allow/url_deny": "the seeds' redirects lead outside url_allow/url_deny in {conf}",
+}
+
+
+def why_nothing_was_fetched(done: dict, conf: str) -> str:
+    """One line naming the main cause of a crawl that fetched no page."""
+    outcomes = crawl_counters(done, "outcome")
+    attempted = sum(outcomes.values())
+    if not attempted:
+        return "no URL was attempted"
+    errors = crawl_counters(done, "error")
+    cause, count = (errors or outcomes).most_common(1)[0]
+    line = f"{cause} ({count} of {attempted} URLs)"
+    advice = [text.format(conf=conf) for key, text in _ADVICE.items() if key in cause]
+    return "; ".join([line, *advice])
 
 
 def merge_counters(per_step: list[dict]) -> dict:
@@ -317,10 +411,15 @@ def describe(step: str, counters: dict, seconds: float) -> str:
         fetched = outcomes.get(FETCHED, 0)
         parts = [f"{name} {outcomes[name]}" for name in OUTCOMES if outcomes.get(name)]
         fetch = counters.get("fetch", {})
+        requests = f"{fetch.get('requests', 0)} requests sent"
+        if fetch.get("unconnected"):
+            requests += f", {fetch['unconnected']} could not connect"
+        errors = Counter(counters.get("error", {})).most_common(TOP_ERRORS)
         return (
             f"{counters.get('crawl', {}).get('urls in', 0)} URLs in: "
-            f"{', '.join(parts) or 'nothing attempted'}; {fetch.get('requests', 0)} requests, "
+            f"{', '.join(parts) or 'nothing attempted'}; {requests}, "
             f"{fetch.get('retries', 0)} retries ({fetched / max(seconds, 1e-9):.1f} pages/s)"
+            + "".join(f"\n{'':26}{count} × {kind}" for kind, count in errors)
         )
     group = counters.get(kind, {})
     if kind == "parse":
@@ -337,15 +436,38 @@ def crawl_store(args: argparse.Namespace, config: CrawlConfig) -> CrawlStore:
     return ClusterCrawlStore(root) if is_cluster_path(root) else CrawlStore(root)
 
 
+def check_directory(store: CrawlStore, resume: bool) -> None:
+    """Refuse a crawl directory that this run would damage or misread."""
+    try:
+        entries = store.entries()
+    except NotADirectoryError:
+        raise UsageError(f"--output {store.root}: exists and is not a directory") from None
+    holds_crawl = entries is not None and CRAWL_STATE in entries
+    if resume and not holds_crawl:
+        what = "does not exist" if entries is None else "holds no crawl (no crawl.json)"
+        raise UsageError(f"--resume: {store.root} {what}; check the path, or drop --resume to start a new crawl there")
+    if not resume and holds_crawl:
+        raise UsageError(f"{store.root}: already holds a crawl; use --resume to continue it or another --output")
+    if not resume and entries and not entries <= STARTUP_LEFTOVERS:
+        # Someone else's files: a crawl written among them could not be told
+        # apart from them, and a later clean-up could delete them.
+        shown = ", ".join(sorted(entries - STARTUP_LEFTOVERS)[:3])
+        raise UsageError(f"--output {store.root}: holds other files ({shown}…); give a new or empty directory")
+
+
 def open_crawl(store: CrawlStore, args: argparse.Namespace, config: CrawlConfig, seeds: list[str]) -> dict:
     """Start the crawl in the store's directory, or reopen it for --resume
-    (main() has refused an existing crawl without --resume)."""
-    if store.holds_crawl():
+    (check_directory() has refused a directory that fits neither)."""
+    if args.resume:
         state = store.load_state()
         if state.get("format") != STATE_FORMAT:
             raise UsageError(f"{store.state_path}: format: not a crawl state this version can resume")
-        if state["config"] != json_config(config):
-            raise UsageError(f"{args.conf}: differs from the config of the crawl in {store.root}; resume with the same config")
+        changed = config_differences(state["config"], json_config(config))
+        if changed:
+            raise UsageError(
+                f"{args.conf}: {'; '.join(changed)}: differs from the config of the crawl in {store.root}; "
+                "resume with the same config, or crawl into another --output")
+        check_same_seeds(store, args.seeds, seeds)
         return state
     store.make_root()
     store.write_text(store.config_path, config.to_json() + "\n")
@@ -362,6 +484,28 @@ def open_crawl(store: CrawlStore, args: argparse.Namespace, config: CrawlConfig,
     store.commit(written, store.frontier(0))
     store.save_state(state)
     return state
+
+
+def config_differences(crawled: dict, given: dict) -> list[str]:
+    """The keys whose values differ, each with both values when they are short."""
+    differences = []
+    for key in sorted(set(crawled) | set(given)):
+        before, now = crawled.get(key), given.get(key)
+        if before != now:
+            values = f"{before!r} in the crawl, {now!r} here"
+            differences.append(f"{key} ({values})" if len(values) <= 60 else key)
+    return differences
+
+
+def check_same_seeds(store: CrawlStore, seeds_path: str, seeds: list[str]) -> None:
+    """A resume continues the seeds it started from; refuse a seed file that says otherwise."""
+    crawled = {url for part in store.parts(store.frontier(0)) for url in store.read_text(part).splitlines() if url}
+    added, dropped = sorted(set(seeds) - crawled), sorted(crawled - set(seeds))
+    if added or dropped:
+        example = f"{added[0]} is new" if added else f"{dropped[0]} is missing"
+        raise UsageError(
+            f"{seeds_path}: differs from the seeds of the crawl in {store.root} "
+            f"({len(added)} added, {len(dropped)} missing; {example}); resume with the same seeds")
 
 
 def json_config(config: CrawlConfig) -> dict:
@@ -385,7 +529,13 @@ def lock(store: CrawlStore):
     return handle
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, resume_hint: str | None = None) -> int:
+    """Run the driver; return the exit status (see EXIT_* above).
+
+    `resume_hint` is the command that continues this crawl, for the line
+    printed when a run stops early; by default this command with --resume.
+    """
+    argv = sys.argv[1:] if argv is None else list(argv)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(levelname)s: %(message)s")
     # mrjob warns on every job that no mrjob.conf exists; that is the normal case here.
     logging.getLogger("mrjob.conf").setLevel(logging.ERROR)
@@ -394,31 +544,48 @@ def main(argv: list[str] | None = None) -> int:
         config = load_config(args.conf)
         seeds, skipped = read_seeds(args.seeds, UrlFilter(config.url_allow, config.url_deny))
         store = crawl_store(args, config)
-        if store.holds_crawl() and not args.resume:
-            raise UsageError(f"{store.root}: already holds a crawl; use --resume to continue it or another --output")
+        check_directory(store, args.resume)
     except (UsageError, ConfigError) as error:
         print(str(error), file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     for message in skipped:
         print(message, file=sys.stderr)
+    resume_hint = resume_hint or resume_command(argv)
     try:
         held = lock(store)
         state = open_crawl(store, args, config, seeds)
     except UsageError as error:
         print(str(error), file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     print(f"mrcrawl: crawl {config.name!r} ({config.language}), depth {args.depth}, runner {args.runner}, into {store.root}")
-    with held:
+    with held, interrupts_remembered():
+        crawl = Crawl(store, state, config, args)
         try:
-            Crawl(store, state, config, args).run(args.depth)
-        except StepFailed as error:
-            print(f"mrcrawl: {error}", file=sys.stderr)
-            print(f"mrcrawl: finished steps are kept in {store.root}; fix the cause and run again with --resume", file=sys.stderr)
-            return 1
+            totals = crawl.run(args.depth)
+        except (StepFailed, KeyboardInterrupt) as error:
+            # A step whose tasks Ctrl-C stopped failed because of it.
+            if isinstance(error, StepFailed) and not INTERRUPTED.is_set():
+                print(f"mrcrawl: {error}", file=sys.stderr)
+                print(f"mrcrawl: the finished steps are kept in {store.root}; fix the cause, then run: {resume_hint}", file=sys.stderr)
+                return EXIT_STEP_FAILED
+            print(f"mrcrawl: interrupted; the finished steps are kept in {store.root}; to go on, run: {resume_hint}", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        finally:
+            crawl.close()
+    if not totals[FETCHED]:
+        print(f"mrcrawl: no page fetched: {why_nothing_was_fetched(state['done'], args.conf)}", file=sys.stderr)
+        return EXIT_NOTHING_FETCHED
     if args.export:
         for kind, summary in run_exports(store.root, args.export).items():
             print(describe_export(kind, summary))
-    return 0
+    return EXIT_OK
+
+
+def resume_command(argv: list[str]) -> str:
+    """This command line, as a shell would take it, with --resume."""
+    program = "mrcrawl" if Path(sys.argv[0]).name == "mrcrawl" else "python -m mrcrawl.driver"
+    words = argv if "--resume" in argv else [*argv, "--resume"]
+    return f"{program} {shlex.join(words)}"
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Iterator
 
 import urllib3
-from urllib3.exceptions import HTTPError as Urllib3Error
+from urllib3.exceptions import ConnectTimeoutError, HTTPError as Urllib3Error
 
 from .charset import decode_body, detect_encoding
 from .config import CrawlConfig
@@ -138,7 +138,7 @@ class Fetcher:
         self.scheduler = HostScheduler()
         self.hosts: dict[str, HostQueue] = {}
         self.results: queue.Queue = queue.Queue(maxsize=4 * config.threads)
-        self.stats = {"requests": 0, "retries": 0, "robots_requests": 0, "bytes": 0, "unexpected_errors": 0}
+        self.stats = {"requests": 0, "unconnected": 0, "retries": 0, "robots_requests": 0, "bytes": 0, "unexpected_errors": 0}
         self._stats_lock = threading.Lock()
         self._spill_dir = tempfile.mkdtemp(prefix="mrcrawl-frontier-")
         self._memory = MemoryBudget(URLS_IN_MEMORY)
@@ -269,11 +269,14 @@ class Fetcher:
                 self._finish(task.doc, NETWORK_ERROR, self._unexpected(task, error))
             return  # a request may have been made: the host's clock must run
 
+    def _count(self, stat: str) -> None:
+        with self._stats_lock:
+            self.stats[stat] += 1
+
     def _unexpected(self, task: Task, error: Exception) -> str:
         """Log a bug's traceback; one bad page must not end a month-long crawl."""
         log.exception("unexpected error fetching %s", task.url)
-        with self._stats_lock:
-            self.stats["unexpected_errors"] += 1
+        self._count("unexpected_errors")
         return f"unexpected error: {type(error).__name__}: {error}"
 
     def _next_task(self, host: HostQueue) -> Task | None:
@@ -301,8 +304,7 @@ class Fetcher:
     def _step_robots(self, host: HostQueue, task: Task) -> None:
         host.robots_task = None
         exchange = self._request(host, task)
-        with self._stats_lock:
-            self.stats["robots_requests"] += 1
+        self._count("robots_requests")
         status = exchange.status
         if exchange.transient:
             if task.attempt < self.config.retries:
@@ -393,8 +395,7 @@ class Fetcher:
         if retry_after and retry_after[0].strip().isdigit():
             pause = max(pause, min(float(retry_after[0]), self.config.max_crawl_delay))
         host.pause_until(time.monotonic() + max(pause, host.delay))
-        with self._stats_lock:
-            self.stats["retries"] += 1
+        self._count("retries")
         return task.retry()
 
     def _finish(self, doc: dict, outcome: str, error: str | None) -> None:
@@ -432,18 +433,20 @@ class Fetcher:
         exchange = Exchange(url=task.url, started_at=utc_now_iso())
         self._thread_state.answered_at = None
         started = time.monotonic()
-        with self._stats_lock:
-            self.stats["requests"] += 1
         try:
             response = host.connection.urlopen(
                 "GET", request_target(task.url, self.config.proxy), headers=request_headers(self.config, task.url),
                 redirect=False, retries=False, assert_same_host=False, preload_content=False,
                 timeout=urllib3.Timeout(connect=timeout, read=timeout))
         except (Urllib3Error, OSError) as error:
+            # No name, no route, refused or timed out while connecting: the
+            # request never left this machine, and is not counted as sent.
+            self._count("unconnected" if isinstance(error, ConnectTimeoutError) else "requests")
             host.hold_after(self._answered_at())
             exchange.error = f"{type(error).__name__}: {error}"
             self._close_connection(host)  # the connection's state is unknown
             return exchange
+        self._count("requests")
         host.hold_after(self._answered_at())
         exchange.status = response.status
         exchange.reason = response.reason

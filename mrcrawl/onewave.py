@@ -34,12 +34,15 @@ defaults make that cost high, and this module changes three of them.
 """
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import runpy
+import signal
 import sys
 import traceback
 from functools import lru_cache, partial
+from multiprocessing import Pool
 from subprocess import CalledProcessError
 
 from mrjob.cat import decompress, is_compressed
@@ -49,6 +52,7 @@ from mrjob.util import to_lines
 
 
 SORT_BUFFER = "64M"
+PR_SET_PDEATHSIG = 1  # prctl(2)
 CHUNK = 64 * 1024
 
 
@@ -225,6 +229,24 @@ class _ForkedTasks:
         command = super()._sort_bin()
         return command if self._opts["sort_bin"] else [*command, "-S", SORT_BUFFER]
 
+    def _run_multiple(self, funcs, num_processes=None):
+        # mrjob's own pool, but its workers ignore Ctrl-C: the terminal sends
+        # SIGINT to every process of the crawl, and each idle worker would
+        # print a traceback.  The driver alone handles it (one line), and the
+        # tasks forked from the workers stop quietly (_exit_as_task).
+        from mrjob.local import _pickle_safe
+
+        # Ctrl-C is held while the workers are forked: a KeyboardInterrupt
+        # raised in an at-fork hook would be printed and dropped.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            pool = Pool(processes=self._opts["num_cores"], initializer=_ignore_interrupts)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        with pool:
+            for result in [pool.apply_async(partial(_pickle_safe, func)) for func in funcs]:
+                result.get()
+
     def _invoke_task_func(self, task_type, step_num, task_num):
         command = self._substep_args(step_num, task_type)
         script = self._working_dir_mgr.name("file", self._script_path)
@@ -254,6 +276,10 @@ def _exit_as_task(argv, stdin, stdout, stderr, wd, env):
     """In the forked child: become `python *argv` run in `wd` with `env`, and exit with its status."""
     status = 1
     try:
+        # The worker ignores Ctrl-C, but a task must stop on it; and a task
+        # whose worker was terminated must not go on fetching on its own.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        _die_with_parent()
         for stream, fd in ((stdin, 0), (stdout, 1), (stderr, 2)):
             os.dup2(stream.fileno(), fd)
         sys.stdin = open(0, "r", closefd=False)
@@ -271,6 +297,8 @@ def _exit_as_task(argv, stdin, stdout, stderr, wd, env):
         status = 0
     except SystemExit as exit:
         status = _exit_status(exit)
+    except KeyboardInterrupt:
+        status = 128 + signal.SIGINT  # quietly: the driver says what happened
     except BaseException:
         traceback.print_exc()
     finally:
@@ -281,6 +309,20 @@ def _exit_as_task(argv, stdin, stdout, stderr, wd, env):
             # Not sys.exit: the atexit hooks are the parent's (its temporary
             # directories, among others), not this task's.
             os._exit(status)
+
+
+def _ignore_interrupts() -> None:
+    """In a pool worker: ignore Ctrl-C, and no longer hold it (see _run_multiple)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to end this process when its parent ends (elsewhere, nothing)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (AttributeError, OSError):
+        pass
 
 
 def _exit_status(exit: SystemExit) -> int:

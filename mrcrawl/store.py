@@ -8,6 +8,8 @@
     DIR/out/<L>/          one out record per doc record of layer L
     DIR/doc/merged/       one doc record per final URL over all layers
     DIR/xml/<start time>/ one XML page per indexable fetched page
+    DIR/.lock             held by the run working in DIR
+    DIR/.work/<step>/     a running step's output, moved into place when it succeeds
 
 A store counts only once crawl.json lists the step that wrote it.  On local
 disk a job also writes into DIR/.work/<step>/ and the directory is renamed
@@ -24,6 +26,10 @@ import shutil
 from pathlib import Path
 
 STATE_FORMAT = 1
+CRAWL_STATE = "crawl.json"
+# What a run writes before crawl.json: a start that died there left these,
+# and a new crawl may start over them.
+STARTUP_LEFTOVERS = frozenset({".lock", ".work", "config.json", "config.json.tmp", "in"})
 
 
 class CrawlStore:
@@ -31,7 +37,7 @@ class CrawlStore:
 
     def __init__(self, root: str | Path):
         self.root = self.root_path(root)
-        self.state_path = self.join("crawl.json")
+        self.state_path = self.join(CRAWL_STATE)
         self.config_path = self.join("config.json")
         self.stats_path = self.join("stats.json")
         self.work_dir = self.join(".work")
@@ -74,6 +80,15 @@ class CrawlStore:
 
     def make_root(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
+
+    def entries(self) -> set[str] | None:
+        """The names in the crawl directory, or None when there is none.
+        Raises NotADirectoryError when the path names something else."""
+        if not self.root.exists():
+            return None
+        if not self.root.is_dir():
+            raise NotADirectoryError(str(self.root))
+        return {path.name for path in self.root.iterdir()}
 
     # ---- small files -------------------------------------------------------
 

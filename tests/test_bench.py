@@ -128,3 +128,12 @@ def test_repeated_runs_combine_into_medians_and_the_worst_politeness():
     assert (memory["wall_s"], memory["peak_rss_mb"], memory["runs"]) == (200.0, 80.0, 3)
     with pytest.raises(SystemExit):
         parse_args(["--repeat", "0"])
+
+
+def test_help_lists_every_scenario_on_a_line_of_its_own():
+    result = subprocess.run([sys.executable, "-m", "mrcrawl.bench", "--help"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    # A scenario's line: its name, then what it measures.
+    named = [line.split(None, 1) for line in result.stdout.splitlines() if line.split()[:1] and line.split()[0] in SCENARIOS]
+    assert [words[0] for words in named] == list(SCENARIOS), result.stdout
+    assert all(len(words) == 2 for words in named), named

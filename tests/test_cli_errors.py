@@ -1,21 +1,35 @@
 """Bad arguments, configs and seed files: exit 2, one line naming the problem, nothing written."""
+import os
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 
 import pytest
 
 GOOD_CONFIG = "language: en\nuser_agent: mrcrawl-test/1.0\n"
+REPO = Path(__file__).resolve().parent.parent
+# The driver as pip installs it: the console script of [project.scripts].
+CONSOLE_SCRIPT = Path(sys.executable).parent / "mrcrawl"
 
 
-def run_driver(tmp_path, config_text=GOOD_CONFIG, seeds_text="http://127.0.0.2:9/\n", extra=(), depth="1"):
+def environment_without_contact(**extra):
+    """This environment, less any contact the person running the tests has set."""
+    environment = {key: value for key, value in os.environ.items() if key != "MRCRAWL_CONTACT"}
+    return {**environment, **extra}
+
+
+def run_driver(tmp_path, config_text=GOOD_CONFIG, seeds_text="http://127.0.0.2:9/\n", extra=(), depth="1",
+               environment=None, program=(sys.executable, "-m", "mrcrawl.driver")):
     conf = tmp_path / "c.yaml"
     conf.write_text(config_text, encoding="utf-8")
     seeds = tmp_path / "seeds.txt"
     if seeds_text is not None:
         seeds.write_text(seeds_text, encoding="utf-8")
     output = tmp_path / "out"
-    command = [sys.executable, "-m", "mrcrawl.driver", str(seeds), "--depth", depth, "--conf", str(conf), "--output", str(output), *extra]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    command = [*program, str(seeds), "--depth", depth, "--conf", str(conf), "--output", str(output), *extra]
+    environment = environment_without_contact() if environment is None else environment
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, env=environment)
     return result, output
 
 
@@ -30,7 +44,9 @@ def run_driver(tmp_path, config_text=GOOD_CONFIG, seeds_text="http://127.0.0.2:9
         (GOOD_CONFIG + "obey_robots: maybe\n", ["obey_robots", "true or false"]),
         (GOOD_CONFIG + "url_allow: 'x'\n", ["url_allow", "list"]),
         ("user_agent: mrcrawl-test/1.0\n", ["language", "required"]),
-        ("language: en\n", ["user_agent", "required"]),
+        ("language: en\n", ["contact", "MRCRAWL_CONTACT"]),
+        ("language: en\ncontact: 'ring the bell'\n", ["contact", "URL or an e-mail address"]),
+        ("language: en\nuser_agent: 'mrcrawl/0.1 (+https://github.com/mrcrawl/mrcrawl)'\n", ["user_agent", "github.com/mrcrawl/mrcrawl"]),
         ("language: en\nuser_agent: '  '\n", ["user_agent", "non-empty"]),
         (GOOD_CONFIG + "url_allow: ['^http://(a|b']\n", ["url_allow[0]", "regular expression"]),
         (GOOD_CONFIG + "url_deny: ['[z-a]']\n", ["url_deny[0]", "regular expression"]),
@@ -48,6 +64,37 @@ def test_bad_config_exits_2_with_one_line_and_writes_nothing(tmp_path, config_te
     for word in expected:
         assert word in lines[0]
     assert not output.exists()
+
+
+def test_a_bad_contact_in_the_environment_exits_2_naming_it(tmp_path):
+    result, output = run_driver(tmp_path, "language: en\n", environment=environment_without_contact(MRCRAWL_CONTACT="me"))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "c.yaml" in lines[0] and "MRCRAWL_CONTACT" in lines[0] and "'me'" in lines[0]
+    assert not output.exists()
+
+
+def test_the_console_script_is_the_driver():
+    """pip installs `mrcrawl` ([project.scripts]) beside the interpreter."""
+    scripts = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+    assert scripts == {"mrcrawl": "mrcrawl.driver:main"}
+    result = subprocess.run([str(CONSOLE_SCRIPT), "--help"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: mrcrawl ") and "--depth" in result.stdout and "--conf" in result.stdout
+
+
+def test_the_console_script_refuses_a_bad_config_with_exit_2(tmp_path):
+    result, output = run_driver(tmp_path, GOOD_CONFIG + "dealy: 2\n", program=(str(CONSOLE_SCRIPT),))
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and "dealy" in result.stderr
+    assert not output.exists()
+
+
+def test_the_readme_names_the_console_script_where_the_command_line_is():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    command_line = readme.split("### Command line\n", 1)[1].split("\n#", 1)[0]
+    assert "`mrcrawl`" in command_line and "python -m mrcrawl.driver" in command_line
 
 
 def test_missing_seed_file(tmp_path):

@@ -35,6 +35,7 @@ from pathlib import Path
 import mrjob
 import pytest
 import yaml
+from packaging.specifiers import SpecifierSet
 from mrjob.conf import load_opts_from_mrjob_conf
 from mrjob.emr import EMRJobRunner
 from mrjob.hadoop import HadoopJobRunner
@@ -102,10 +103,10 @@ def test_every_key_of_a_conf_is_an_option_of_its_runner(name):
 @pytest.mark.parametrize("name", sorted(set(CONF_RUNNERS) - {"local.conf"}))
 def test_the_python_a_cluster_conf_names_is_one_the_project_supports(name):
     options = conf_options(name)
-    minimum = re.fullmatch(r">=(\d+)\.(\d+)", pyproject()["project"]["requires-python"])
-    version = re.fullmatch(r"python(\d+)\.(\d+)", options["python_bin"])
+    supported = SpecifierSet(pyproject()["project"]["requires-python"])
+    version = re.fullmatch(r"python(\d+\.\d+)", options["python_bin"])
     assert version, f"{name}: python_bin should name a Python version, not {options['python_bin']!r}"
-    assert tuple(map(int, version.groups())) >= tuple(map(int, minimum.groups()))
+    assert supported.contains(version.group(1)), f"{name}: {options['python_bin']} is outside {supported}"
 
 
 def test_the_emr_bootstrap_installs_exactly_the_dependencies_of_pyproject():
@@ -141,7 +142,7 @@ def plan(runner: str, root: str, *driver_args: str) -> PlannedCrawl:
         str(REPO / "seeds" / "zh.txt"), "--depth", str(LAYER + 2), "--conf", str(REPO / "seeds" / "zh.yaml"),
         "--runner", runner, "--reducers", str(REDUCERS), "--output", root, *driver_args,
     ])
-    config = load_config(args.conf)
+    config = load_config(args.conf, {"MRCRAWL_CONTACT": "https://crawler.example.org/"})  # the operator's, in a real run
     crawl = PlannedCrawl(driver.crawl_store(args, config), {"done": {}, "started_at": STARTED_AT}, config, args, say=lambda *_: None)
     crawl.planned = {}
     crawl.crawl_layer(LAYER, last=False)
@@ -173,7 +174,7 @@ def test_the_driver_plans_the_five_jobs_on_the_stores_of_the_design():
         assert {name: (inputs, output) for name, (_, inputs, output, _) in crawl.planned.items()} == expected_stores(HDFS_ROOT)
         assert [job_class for job_class, *_ in crawl.planned.values()] == [MRCrawler, MRParser, MROptimizer, MRMerge, MRHtmlToXml]
     finally:
-        crawl._scratch.cleanup()
+        crawl.close()
 
 
 def test_reduce_tasks_are_expected_exactly_for_the_jobs_with_a_reducer():
@@ -283,7 +284,7 @@ def test_hadoop_streaming_arguments_of_every_job(absent):
             assert shipped_files(options["-files"][0])["mrcrawl.zip"].startswith(conf["hadoop_tmp_dir"] + "/")
             assert settings["mapreduce.task.timeout"] == str(conf["jobconf"]["mapreduce.task.timeout"])
     finally:
-        crawl._scratch.cleanup()
+        crawl.close()
 
 
 # ---- EMR ---------------------------------------------------------------------
@@ -327,7 +328,7 @@ def test_emr_step_arguments_of_every_job():
             assert "mrjob.zip" not in shipped_files(options["-files"][0])
             assert settings["mapreduce.reduce.memory.mb"] == str(conf["jobconf"]["mapreduce.reduce.memory.mb"])
     finally:
-        crawl._scratch.cleanup()
+        crawl.close()
 
 
 def test_emr_cluster_request_from_the_conf():
@@ -344,7 +345,7 @@ def test_emr_cluster_request_from_the_conf():
         finally:
             runner.cleanup(mode=["LOCAL_TMP"])
     finally:
-        crawl._scratch.cleanup()
+        crawl.close()
 
     assert cluster["ReleaseLabel"] == conf["release_label"]
     assert cluster["Applications"] == [{"Name": "Hadoop"}]
@@ -407,7 +408,7 @@ def test_spark_submit_arguments_of_every_job_on_yarn(absent):
                 assert "--num-reducers" not in options
             assert runner._spark_tmp_dir.startswith(conf["spark_tmp_dir"] + "/")
     finally:
-        crawl._scratch.cleanup()
+        crawl.close()
 
 
 def test_spark_submit_arguments_on_kubernetes(absent):
@@ -418,7 +419,7 @@ def test_spark_submit_arguments_on_kubernetes(absent):
         _, job = next(jobs_of(crawl, "--spark-submit-bin", absent["spark-submit"], "--hadoop-bin", absent["hadoop"]))
         submit, harness, runner = spark_command(job)
     finally:
-        crawl._scratch.cleanup()
+        crawl.close()
     assert submit["--master"] == [conf["spark_master"]] and submit["--deploy-mode"] == ["cluster"]
     assert "mrcrawl.zip" in [Path(path).name for path in submit["--py-files"][0].split(",")]
     settings = jobconf(submit["--conf"])

@@ -1,5 +1,16 @@
-"""The config loader's defaults and types, on real files."""
-from mrcrawl.config import CrawlConfig, load_config
+"""The config loader's defaults and types, and the operator's contact in the
+User-Agent, on real files."""
+import json
+import os
+import subprocess
+from importlib import metadata
+
+import pytest
+import yaml
+
+from crawl_support import driver_command
+from mrcrawl.config import ConfigError, CrawlConfig, load_config
+from mrcrawl.robots import agent_token
 
 
 def test_defaults_follow_the_contract(tmp_path):
@@ -20,3 +31,93 @@ def test_integers_are_accepted_for_seconds_and_round_trip_through_json(tmp_path)
     config = load_config(path)
     assert config.delay == 2.0 and isinstance(config.delay, float)
     assert CrawlConfig.from_json(config.to_json()) == config
+
+
+# ---- the operator's contact in the User-Agent --------------------------------
+
+CONTACT = "https://crawler.example.org/about"
+OUR_AGENT = f"mrcrawl/{metadata.version('mrcrawl')}"
+# The contact every shipped config used to send: the project's, not the operator's.
+OLD_SHIPPED_AGENT = "'mrcrawl/0.1 (+https://github.com/mrcrawl/mrcrawl)'"
+
+
+def write_config(tmp_path, text):
+    path = tmp_path / "zh.yaml"
+    path.write_text("language: zh\n" + text, encoding="utf-8")
+    return path
+
+
+def config_error(path, environ) -> str:
+    with pytest.raises(ConfigError) as error:
+        load_config(path, environ)
+    return str(error.value)
+
+
+def test_a_config_without_a_contact_is_refused_naming_file_key_and_variable(tmp_path):
+    message = config_error(write_config(tmp_path, ""), environ={})
+    assert message.startswith(f"{tmp_path / 'zh.yaml'}: contact: ")
+    assert "MRCRAWL_CONTACT" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("contact", [CONTACT, "http://crawler.example.org", "crawl-ops@example.org"])
+def test_the_agent_is_ours_with_the_contact_from_the_environment(tmp_path, contact):
+    config = load_config(write_config(tmp_path, ""), {"MRCRAWL_CONTACT": contact})
+    assert config.user_agent == f"{OUR_AGENT} (+{contact})"
+    assert agent_token(config.user_agent) == "mrcrawl"
+    # The checked config the jobs read holds the finished agent: they need no environment.
+    assert CrawlConfig.from_json(config.to_json()).user_agent == config.user_agent
+
+
+def test_the_contact_key_wins_over_the_environment(tmp_path):
+    path = write_config(tmp_path, "contact: ops@example.org\n")
+    config = load_config(path, {"MRCRAWL_CONTACT": CONTACT})
+    assert config.user_agent == f"{OUR_AGENT} (+ops@example.org)"
+    assert "contact" not in json.loads(config.to_json())
+
+
+def test_a_config_s_own_user_agent_is_sent_as_written(tmp_path):
+    config = load_config(write_config(tmp_path, "user_agent: 'newsbot/2.0 (+https://news.example.org/bot)'\n"), {"MRCRAWL_CONTACT": CONTACT})
+    assert config.user_agent == "newsbot/2.0 (+https://news.example.org/bot)"
+
+
+@pytest.mark.parametrize(
+    "text, environ, key",
+    [
+        ("", {"MRCRAWL_CONTACT": "call me"}, "MRCRAWL_CONTACT"),
+        ("", {"MRCRAWL_CONTACT": "ftp://crawler.example.org/"}, "MRCRAWL_CONTACT"),
+        ("", {"MRCRAWL_CONTACT": "https://localhost/"}, "MRCRAWL_CONTACT"),
+        ("", {"MRCRAWL_CONTACT": "ops@example.org)"}, "MRCRAWL_CONTACT"),
+        ("contact: 'the night shift'\n", {}, "contact"),
+        ("contact: 'ops@example'\n", {}, "contact"),
+        ("contact: 'https://crawler.exämple.org/'\n", {}, "contact"),
+        ("contact: 'https://github.com/mrcrawl/mrcrawl'\n", {}, "contact"),
+        ("", {"MRCRAWL_CONTACT": "https://GitHub.com/mrcrawl/mrcrawl"}, "MRCRAWL_CONTACT"),
+        (f"user_agent: {OLD_SHIPPED_AGENT}\n", {"MRCRAWL_CONTACT": CONTACT}, "user_agent"),
+        ("user_agent: \"bot/1\\r\\nX-Evil: 1\"\n", {}, "user_agent"),
+        (f"contact: ops@example.org\nuser_agent: 'bot/1 (+{CONTACT})'\n", {}, "contact"),
+    ],
+)
+def test_bad_contacts_and_agents_are_refused_naming_the_key(tmp_path, text, environ, key):
+    message = config_error(write_config(tmp_path, text), environ)
+    assert message.startswith(f"{tmp_path / 'zh.yaml'}: {key}: "), message
+
+
+def test_a_crawl_sends_the_contact_of_the_environment_and_stores_it(tmp_path, web_server):
+    """The real driver and jobs: the contact comes from MRCRAWL_CONTACT, reaches
+    every request, and is kept in config.json, which the jobs read."""
+    config = web_server.web.crawl_config()
+    del config["user_agent"]
+    conf = tmp_path / "testweb.yaml"
+    conf.write_text(yaml.safe_dump(config), encoding="utf-8")
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("\n".join(web_server.seeds) + "\n", encoding="utf-8")
+    output = tmp_path / "crawl"
+    environment = {**os.environ, "MRCRAWL_CONTACT": CONTACT}
+    result = subprocess.run(driver_command(seeds, conf, output, 1),
+                            env=environment, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    web_server.wait_idle()
+    agents = {entry.user_agent for entry in web_server.log}
+    assert agents == {f"{OUR_AGENT} (+{CONTACT})"}
+    assert json.loads((output / "config.json").read_text(encoding="utf-8"))["user_agent"] == f"{OUR_AGENT} (+{CONTACT})"

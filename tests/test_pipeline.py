@@ -15,6 +15,7 @@ from crawl_support import (
     read_records, write_inputs,
 )
 from mrcrawl.charset import decode_page
+from mrcrawl.driver import EXIT_NOTHING_FETCHED
 from mrcrawl.records import FETCHED, REDIRECT, REDIRECT_TARGET
 from mrcrawl.testweb import expected_layers_for_config
 
@@ -120,7 +121,7 @@ def test_stores_of_a_depth_3_crawl(web_server, tmp_path):
 def test_no_loopback_fetch_without_allow_private_networks(web_server, tmp_path):
     seeds, conf, _ = write_inputs(web_server, tmp_path, allow_private_networks=False)
     output = tmp_path / "crawl"
-    assert crawl(seeds, conf, output, 2) == 0
+    assert crawl(seeds, conf, output, 2) == EXIT_NOTHING_FETCHED
     docs = layer_docs(output, 0)
     assert Counter(doc["outcome"] for doc in docs) == {"blocked": len(web_server.seeds)}
     assert all("non-public" in doc["error"] for doc in docs)
@@ -138,7 +139,7 @@ def test_demo_command_crawls_the_bundled_test_web(tmp_path):
         capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert "pages fetched" in result.stdout and str(output / "doc" / "0") in result.stdout
+    assert "fetched pages" in result.stdout and str(output / "doc" / "0") in result.stdout
     assert (output / "crawl.json").exists() and list((output / "xml").iterdir())
 
 

@@ -1,6 +1,8 @@
 """The same crawl on every runner: inline, local and Spark give equivalent stores."""
 from __future__ import annotations
 
+import tempfile
+
 import pytest
 from lxml import etree
 
@@ -58,10 +60,21 @@ def crawl_with(server, directory, runner: str, *extra: str) -> dict:
     return stores_of(directory / "crawl")
 
 
-def test_local_runner_equals_inline(server, inline_stores, tmp_path):
+@pytest.fixture
+def temp_dir(tmp_path, monkeypatch):
+    """The temporary directory the crawl's runners see: it must be left empty."""
+    directory = tmp_path / "temp"
+    directory.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(directory))
+    return directory
+
+
+def test_local_runner_equals_inline(server, inline_stores, tmp_path, temp_dir):
     assert crawl_with(server, tmp_path, "local") == inline_stores
+    assert not list(temp_dir.iterdir())  # daily runs must not pile up leftovers
 
 
-def test_spark_runner_equals_inline(server, inline_stores, tmp_path):
+def test_spark_runner_equals_inline(server, inline_stores, tmp_path, temp_dir):
     spark_stores = crawl_with(server, tmp_path, "spark", "--spark-master", "local[2]", "--reducers", "2")
     assert spark_stores == inline_stores
+    assert not list(temp_dir.iterdir())  # daily runs must not pile up leftovers

@@ -7,6 +7,8 @@ against a real server on loopback with plain `requests`.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import socket
 import string
 import subprocess
@@ -19,11 +21,13 @@ import protego
 import pytest
 import requests
 
+from crawl_support import layer_triples
 from mrcrawl.testweb import AGENT_TOKEN, Host, Page, Robots, RobotsGroup, Web, generate_web, seeds
 from mrcrawl.testweb.oracle import expected_layers, expected_layers_for_config, outcome_counts
 from mrcrawl.testweb.server import LogEntry, TestWebServer, start_test_web
 from mrcrawl.testweb.markup import query_escape
 from mrcrawl.testweb.sites import CHARSET_PAGES, MIN_HOSTS
+from test_resume import wait_for_step
 
 STALL = 3.0  # seconds the slow pages stall in these tests
 
@@ -396,3 +400,118 @@ def test_serve_command_prints_seeds_and_writes_a_config(tmp_path: Path):
     assert len(seed_urls) == 3 and all(url in done.stdout for url in seed_urls)
     config = json.loads(config_file.read_text())
     assert config["user_agent"].startswith(AGENT_TOKEN) and config["allow_private_networks"] is True
+
+
+# -- the demo ----------------------------------------------------------------------------
+
+DEMO_INPUTS = Path("crawl/demo-inputs")
+
+
+def run_demo(cwd: Path, *options: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """`python -m mrcrawl.testweb demo` as a user runs it, from `cwd`."""
+    return subprocess.run([*demo_command(), *options], capture_output=True, text=True, timeout=timeout,
+                          cwd=cwd, env=checkout_env())
+
+
+def demo_command() -> list[str]:
+    return [sys.executable, "-m", "mrcrawl.testweb", "demo"]
+
+
+def checkout_env() -> dict:
+    """This checkout's package first on the path, whatever the current directory."""
+    checkout = str(Path(__file__).resolve().parent.parent)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [checkout, os.environ.get("PYTHONPATH")]))}
+
+
+def demo_port(cwd: Path) -> int:
+    """The port the demo's saved seeds name."""
+    first_seed = (cwd / DEMO_INPUTS / "seeds.txt").read_text(encoding="utf-8").split()[0]
+    return int(first_seed.split("/")[2].split(":")[1])
+
+
+def files_under(directory: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(directory)): path.read_bytes() for path in sorted(directory.rglob("*")) if path.is_file()}
+
+
+def assert_demo_crawl_matches_the_oracle(cwd: Path, depth: int) -> None:
+    web = generate_web(seed=1, port=demo_port(cwd))
+    expected = expected_layers_for_config(web, web.crawl_config(), seeds(web), depth=depth)
+    output = cwd / "crawl" / "demo"
+    for layer, oracle in enumerate(expected):
+        assert layer_triples(output, layer) == oracle, f"layer {layer}"
+    assert not (output / "doc" / str(len(expected))).exists()
+    assert list((output / "warc").glob("*.warc.gz")) and list((output / "index").glob("*.parquet"))
+
+
+def one_line(stderr: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("options, named", [
+    (["--depth", "0"], "--depth"),
+    (["--depth", "-2", "--output", "elsewhere"], "--depth"),
+    (["--depth", "three"], "--depth"),
+    (["--runner", "spark"], "--runner"),
+    (["--output", "/"], "--output"),
+    (["--resume"], "no demo crawl"),
+])
+def test_demo_refuses_bad_arguments_before_it_serves_or_writes(tmp_path, options, named):
+    done = run_demo(tmp_path, *options, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert named in one_line(done.stderr)
+    assert done.stdout == ""  # no test web was served: the demo says so when it serves one
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_demo_resume_goes_deeper_on_the_port_of_the_first_run(tmp_path):
+    first = run_demo(tmp_path, "--depth", "1")
+    assert first.returncode == 0, first.stderr
+    assert 'crawl = "crawl/demo"' in first.stdout  # where the crawl is, as the README's snippets name it
+    port = demo_port(tmp_path)
+    assert f"port {port}" in first.stdout
+    inputs = files_under(tmp_path / DEMO_INPUTS)
+    crawl = files_under(tmp_path / "crawl" / "demo")
+    first_layer = files_under(tmp_path / "crawl" / "demo" / "doc" / "0")
+
+    again = run_demo(tmp_path)
+    assert again.returncode == 2
+    refusal = one_line(again.stderr)
+    assert "python -m mrcrawl.testweb demo --resume" in refusal and "--output" in refusal
+    assert again.stdout == ""
+
+    with socket.create_server(("127.0.0.2", port)):  # someone else now serves on the demo's port
+        taken = run_demo(tmp_path, "--resume", "--depth", "3", timeout=60)
+    assert taken.returncode == 2
+    assert f"port {port}" in one_line(taken.stderr)
+    assert files_under(tmp_path / "crawl" / "demo") == crawl and files_under(tmp_path / DEMO_INPUTS) == inputs
+
+    deeper = run_demo(tmp_path, "--resume", "--depth", "3")
+    assert deeper.returncode == 0, deeper.stderr
+    assert f"port {port}" in deeper.stdout
+    assert files_under(tmp_path / DEMO_INPUTS) == inputs  # the same seeds and config, unchanged
+    assert_demo_crawl_matches_the_oracle(tmp_path, depth=3)
+    assert files_under(tmp_path / "crawl" / "demo" / "doc" / "0") == first_layer  # not fetched again
+
+
+def test_interrupted_demo_resumes_to_the_full_crawl(tmp_path):
+    process = subprocess.Popen(demo_command(), cwd=tmp_path, env=checkout_env(), text=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        wait_for_step(tmp_path / "crawl" / "demo", "parse/1", process)
+        process.send_signal(signal.SIGINT)  # Ctrl-C
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 130, stderr
+    assert "python -m mrcrawl.testweb demo --resume" in stderr.strip().splitlines()[-1]
+    assert "Traceback" not in stderr
+    inputs = files_under(tmp_path / DEMO_INPUTS)
+
+    resumed = run_demo(tmp_path, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    assert files_under(tmp_path / DEMO_INPUTS) == inputs
+    assert_demo_crawl_matches_the_oracle(tmp_path, depth=3)

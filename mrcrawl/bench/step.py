@@ -38,7 +38,10 @@ def main(argv: list[str] | None = None) -> int:
     options = argparse.Namespace(runner=args.runner, reducers=None, mrjob_conf=None, spark_master=None)
     crawl = Crawl(store, state, config, options, say=lambda message: None)
     cpu_before = time.process_time()
-    getattr(crawl, args.step)(args.layer)
+    try:
+        getattr(crawl, args.step)(args.layer)
+    finally:
+        crawl.close()
     cpu_s = time.process_time() - cpu_before
     print(json.dumps({**state["done"][f"{STEPS[args.step]}/{args.layer}"], "cpu_s": cpu_s}))
     return 0

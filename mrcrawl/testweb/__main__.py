@@ -1,9 +1,13 @@
 """The test web from the command line: a demo crawl, or a server to crawl.
 
-    python -m mrcrawl.testweb demo [--depth 3] [--runner inline] [--output DIR]
+    python -m mrcrawl.testweb demo [--depth 3] [--runner inline] [--output crawl/demo] [--resume]
 
 serves the test web on loopback, crawls it with the real driver and jobs,
-and shows where each store landed: the whole pipeline, with no internet.
+exports the WARC archive and page index, and shows where each store landed:
+the whole pipeline, with no internet.  The seed file and config it crawls with
+are kept beside the crawl, in <output>-inputs/.  --resume continues that crawl
+(an interrupted one, or deeper with a larger --depth), serving the web on the
+port its seeds name.
 
     python -m mrcrawl.testweb serve [--seed N] [--hosts N] [--seconds S]
 
@@ -15,18 +19,74 @@ and a crawl config (JSON, which YAML reads) for a crawl of the served web.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
+import shlex
 import sys
 import time
-from datetime import datetime
+from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
+from mrcrawl.store import CrawlStore
+
+from .model import Web
 from .server import start_test_web
 from .sites import MIN_HOSTS
+from .web import generate_web, seeds
+
+PROG = "python -m mrcrawl.testweb"
+DEMO = f"{PROG} demo"
+DEMO_OUTPUT = Path("crawl/demo")
+DEMO_DEPTH = 3
+DEMO_SEED, DEMO_HOSTS = 1, 8  # the web the demo crawls: start_test_web()'s default
+SEEDS_NAME, CONFIG_NAME = "seeds.txt", "testweb.yaml"
+
+
+class UsageError(Exception):
+    """A bad command line or demo directory: one line on stderr, exit 2, nothing written."""
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(f"{self.prog}: {message}")
+
+
+@dataclass(frozen=True)
+class DemoPlan:
+    """What a demo run will do, decided before it serves or writes anything."""
+
+    output: Path  # the crawl directory
+    inputs: Path  # the seed file and config, beside it
+    depth: int
+    runner: str
+    web: Web | None  # the web to serve: None for a new demo, on a port the OS picks
+    resume: bool  # whether the driver resumes a crawl state in `output`
+
+    @property
+    def seeds_file(self) -> Path:
+        return self.inputs / SEEDS_NAME
+
+    @property
+    def config_file(self) -> Path:
+        return self.inputs / CONFIG_NAME
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mrcrawl.testweb", description=__doc__.split("\n\n")[0])
+    try:
+        args = parse_args(argv)
+        plan = plan_demo(args) if args.command == "demo" else None
+    except UsageError as error:
+        print(error, file=sys.stderr)
+        return 2
+    if plan:
+        return run_demo(plan)
+    return serve(args)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = _ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     serve = commands.add_parser("serve", help="serve the test web on 127.0.0.2 and up")
     serve.add_argument("--seed", type=int, default=1, help="generation seed (default 1)")
@@ -35,17 +95,23 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--seeds-file", help="write the seed URLs here, one per line")
     serve.add_argument("--config-file", help="write a crawl config for this web here")
     demo = commands.add_parser("demo", help="crawl the test web with the real pipeline and show the stores")
-    demo.add_argument("--depth", type=int, default=3, help="layers to crawl (default 3)")
+    demo.add_argument("--depth", type=int, default=DEMO_DEPTH, help=f"layers to crawl (default {DEMO_DEPTH})")
     demo.add_argument("--runner", default="inline", choices=("inline", "local"), help="mrjob runner (default inline)")
-    demo.add_argument("--output", help="crawl directory (default: crawl/demo-<time>)")
+    demo.add_argument("--output", type=Path, default=DEMO_OUTPUT, help=f"crawl directory (default {DEMO_OUTPUT})")
+    demo.add_argument("--resume", action="store_true",
+                      help="continue the demo crawl in --output: after an interruption, or deeper")
     args = parser.parse_args(argv)
-    if args.command == "demo":
-        return run_demo(args.depth, args.runner, args.output)
-    if args.hosts < MIN_HOSTS:
-        parser.error(f"--hosts must be at least {MIN_HOSTS}")
-    if args.seconds <= 0:
-        parser.error("--seconds must be positive")
+    # The driver checks --depth too, but only once the demo has served the web and written its inputs.
+    if args.command == "demo" and args.depth < 1:
+        demo.error(f"--depth: must be at least 1, got {args.depth}")
+    if args.command == "serve" and args.hosts < MIN_HOSTS:
+        serve.error(f"--hosts must be at least {MIN_HOSTS}")
+    if args.command == "serve" and args.seconds <= 0:
+        serve.error("--seconds must be positive")
+    return args
 
+
+def serve(args: argparse.Namespace) -> int:
     server = start_test_web(seed=args.seed, hosts=args.hosts)
     try:
         web = server.web
@@ -71,29 +137,106 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_demo(depth: int, runner: str, output: str | None) -> int:
+def plan_demo(args: argparse.Namespace) -> DemoPlan:
+    """Check the demo's arguments and directories; raise UsageError if it cannot run."""
+    output: Path = args.output
+    absolute = Path(os.path.abspath(output))
+    if absolute.parent == absolute:
+        raise UsageError(f"{DEMO}: --output {output}: name a directory below the root")
+    # The inputs live beside the crawl directory, which the driver wants to itself.
+    inputs = absolute.with_name(absolute.name + "-inputs")
+    inputs = inputs if output.is_absolute() else Path(os.path.relpath(inputs))
+    plan = DemoPlan(output, inputs, args.depth, args.runner, web=None, resume=False)
+    if args.resume:
+        return plan_resume(plan)
+    if plan.seeds_file.exists():
+        raise UsageError(f"{DEMO}: {output} already holds a demo crawl; continue it with "
+                         f"`{resume_command(plan)}`, or give another --output")
+    for path in (output, inputs):
+        if path.exists() and not (path.is_dir() and not any(path.iterdir())):
+            raise UsageError(f"{DEMO}: --output {output}: {path} exists and is not an empty directory; "
+                             f"give another --output")
+    return plan
+
+
+def plan_resume(plan: DemoPlan) -> DemoPlan:
+    """The demo crawl to continue: the web its saved inputs were written for,
+    on their port, and whether the driver has a crawl state to resume."""
+    if not (plan.seeds_file.is_file() and plan.config_file.is_file()):
+        raise UsageError(f"{DEMO} --resume: {plan.output} holds no demo crawl to continue "
+                         f"({plan.seeds_file} or {plan.config_file} is missing)")
+    saved_seeds = [line.strip() for line in plan.seeds_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    try:
+        port = urlsplit(saved_seeds[0]).port
+    except (IndexError, ValueError):
+        port = None
+    if not port:
+        raise UsageError(f"{DEMO} --resume: {plan.seeds_file}: names no test web port; it is not a seed file the demo wrote")
+    web = generate_web(DEMO_SEED, DEMO_HOSTS, port=port)
+    try:
+        saved_config = json.loads(plan.config_file.read_text(encoding="utf-8"))
+    except ValueError:
+        saved_config = None
+    if saved_seeds != seeds(web) or saved_config != web.crawl_config():
+        raise UsageError(f"{DEMO} --resume: {plan.inputs}: not the seeds and config this version of the test web "
+                         f"has on port {port}; start a new demo with another --output")
+    # A run stopped before the driver wrote its state starts the crawl afresh, with the same inputs.
+    return replace(plan, web=web, resume=CrawlStore(plan.output).holds_crawl())
+
+
+def resume_command(plan: DemoPlan) -> str:
+    """The command that continues this demo crawl."""
+    command = f"{DEMO} --resume"
+    if plan.depth != DEMO_DEPTH:
+        command += f" --depth {plan.depth}"
+    if plan.output != DEMO_OUTPUT:
+        command += f" --output {shlex.quote(str(plan.output))}"
+    return command
+
+
+def run_demo(plan: DemoPlan) -> int:
     from mrcrawl import driver  # the demo runs the real driver, jobs and all
 
-    output_dir = Path(output or f"crawl/demo-{datetime.now():%Y%m%d-%H%M%S}")
-    inputs = output_dir.with_name(output_dir.name + "-inputs")
-    inputs.mkdir(parents=True, exist_ok=True)
-    with start_test_web(seed=1) as server:
-        seeds = inputs / "seeds.txt"
-        seeds.write_text("".join(f"{url}\n" for url in server.seeds), encoding="utf-8")
-        conf = inputs / "testweb.yaml"
-        conf.write_text(json.dumps(server.web.crawl_config(), indent=2) + "\n", encoding="utf-8")
-        print(f"test web: {len(server.web.hosts)} hosts on 127.0.0.2 and up, port {server.port}; inputs in {inputs}")
-        status = driver.main([str(seeds), "--depth", str(depth), "--conf", str(conf), "--output", str(output_dir), "--runner", runner])
-        server.wait_idle()
-        requests = len(server.log)
-    if status == 0:
-        print(f"\nthe server answered {requests} requests. The stores:")
-        for store in ("in", "doc", "out", "xml"):
-            for directory in sorted(path for path in (output_dir / store).iterdir() if path.is_dir()):
-                parts = sorted(directory.glob("part-*"))
-                lines = sum(part.read_bytes().count(b"\n") for part in parts)
-                print(f"  {directory}  {lines} lines in {len(parts)} part file(s)")
-    return status
+    same_web = {"port": plan.web.port, "web_factory": lambda port: plan.web} if plan.web else {}
+    try:
+        server = start_test_web(DEMO_SEED, DEMO_HOSTS, **same_web)
+    except OSError as error:
+        if plan.web and error.errno == errno.EADDRINUSE:
+            print(f"{DEMO} --resume: port {plan.web.port} is in use on 127.0.0.2 and up; the demo crawl in "
+                  f"{plan.output} needs it (its seeds and url_allow name it): free it and run again", file=sys.stderr)
+            return driver.EXIT_USAGE
+        raise
+    try:
+        with server:
+            if not plan.web:
+                plan.inputs.mkdir(parents=True, exist_ok=True)
+                plan.seeds_file.write_text("".join(f"{url}\n" for url in server.seeds), encoding="utf-8")
+                plan.config_file.write_text(json.dumps(server.web.crawl_config(), indent=2) + "\n", encoding="utf-8")
+            print(f"test web: {len(server.web.hosts)} hosts on 127.0.0.2 and up, port {server.port}; "
+                  f"inputs in {plan.inputs}")
+            status = driver.main([str(plan.seeds_file), "--depth", str(plan.depth), "--conf", str(plan.config_file),
+                                  "--output", str(plan.output), "--runner", plan.runner, "--export", "warc,index",
+                                  *(["--resume"] if plan.resume else [])],
+                                 resume_hint=resume_command(plan))  # the demo serves the web again; the driver alone would not
+            server.wait_idle()
+            requests = len(server.log)
+    except KeyboardInterrupt:  # outside the driver's own handling of it
+        print(f"{DEMO}: interrupted; to continue this demo crawl, run: {resume_command(plan)}", file=sys.stderr)
+        return driver.EXIT_INTERRUPTED
+    if status != driver.EXIT_OK:
+        return status
+    print(f"\nthe server answered {requests} requests. The stores:")
+    for store in ("in", "doc", "out", "xml"):
+        for directory in sorted(path for path in (plan.output / store).iterdir() if path.is_dir()):
+            parts = sorted(directory.glob("part-*"))
+            lines = sum(part.read_bytes().count(b"\n") for part in parts)
+            print(f"  {directory}  {lines} lines in {len(parts)} part file(s)")
+    for export in ("warc", "index"):
+        print(f"  {plan.output / export}  {sum(1 for _ in (plan.output / export).iterdir())} file(s)")
+    print(f"\nthe crawl is in {plan.output}; the README's \"Reading the outputs\" snippets read it "
+          f"when they start with: crawl = {json.dumps(str(plan.output))}")
+    print(f"deeper: {resume_command(replace(plan, depth=plan.depth + 1))}")
+    return 0
 
 
 if __name__ == "__main__":

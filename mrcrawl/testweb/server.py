@@ -157,14 +157,18 @@ class TestWebServer:
     """Serves a generated web on 127.0.0.2, .3, ... (one port for all) and
     logs every request. Use as a context manager, or start()/stop().
 
+    `port` serves on that port, and start() raises OSError (EADDRINUSE) when
+    it is taken on any address; by default the OS picks a free one.
     `web_factory(port)` may build a custom Web instead of generate_web(); its
     hosts must be the first `hosts` addresses from 127.0.0.2."""
 
     __test__ = False  # not a pytest test class, whatever its name says
 
-    def __init__(self, seed: int = 1, hosts: int = 8, *, stall_seconds: float = 5.0, web_factory=None):
+    def __init__(self, seed: int = 1, hosts: int = 8, *, port: int = 0, stall_seconds: float = 5.0,
+                 web_factory=None):
         self.seed = seed
         self.host_count = hosts
+        self.requested_port = port  # 0: any port free on every address
         self.stall_seconds = stall_seconds
         self.web_factory = web_factory
         self.web: Web | None = None
@@ -185,7 +189,7 @@ class TestWebServer:
         if self._servers:
             raise RuntimeError("already started")
         addresses = [f"127.0.0.{2 + i}" for i in range(self.host_count)]
-        self.port, sockets = bind_same_port(addresses)
+        self.port, sockets = bind_same_port(addresses, port=self.requested_port)
         self._servers = [_HostServer(sock, self) for sock in sockets]
         try:
             if self.web_factory:
@@ -309,23 +313,24 @@ class TestWebServer:
             self._idle.notify_all()
 
 
-def bind_same_port(addresses: list[str], attempts: int = 50) -> tuple[int, list[socket.socket]]:
-    """Sockets bound to one port on every address: the OS picks a free port
-    for the first, the others try it; start over on a collision.  (The
-    benchmark's web binds its hosts the same way.)"""
-    for _ in range(attempts):
+def bind_same_port(addresses: list[str], attempts: int = 50, port: int = 0) -> tuple[int, list[socket.socket]]:
+    """Sockets bound to one port on every address: `port`, or when it is 0 a
+    port the OS picks free for the first address, which the others try,
+    starting over on a collision.  (The benchmark's web binds its hosts the
+    same way.)  A given port that is taken raises OSError (EADDRINUSE)."""
+    for _ in range(attempts if port == 0 else 1):
         sockets = []
         try:
             for address in addresses:
                 sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
                 sockets.append(sock)
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                sock.bind((address, sockets[0].getsockname()[1] if len(sockets) > 1 else 0))
+                sock.bind((address, sockets[0].getsockname()[1] if len(sockets) > 1 else port))
             return sockets[0].getsockname()[1], sockets
         except OSError as error:
             for sock in sockets:
                 sock.close()
-            if error.errno != errno.EADDRINUSE:
+            if error.errno != errno.EADDRINUSE or port:
                 raise
     raise RuntimeError(f"found no port free on all of {addresses[0]}..{addresses[-1]}")
 

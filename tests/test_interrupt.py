@@ -1,0 +1,49 @@
+"""Ctrl-C: one line that says what is kept and how to go on, then a resume that finishes the crawl."""
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from crawl_support import driver_command, layer_triples, write_inputs
+from mrcrawl.driver import EXIT_INTERRUPTED
+from mrcrawl.testweb import expected_layers_for_config
+from test_resume import wait_for_step
+
+DEPTH = 3
+
+
+@pytest.mark.parametrize("runner", ["inline", "local"])
+def test_ctrl_c_prints_one_line_and_the_printed_command_resumes(web_server, tmp_path, runner):
+    seeds, conf, config = write_inputs(web_server, tmp_path)
+    output = tmp_path / "crawl"
+    # A terminal's Ctrl-C reaches every process of the foreground group:
+    # the driver, mrjob's workers and the tasks they forked.
+    process = subprocess.Popen(driver_command(seeds, conf, output, DEPTH, "--runner", runner),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        wait_for_step(output, "parse/0", process)
+        os.killpg(process.pid, signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert process.returncode == EXIT_INTERRUPTED == 130
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert "interrupted" in lines[0] and str(output) in lines[0]
+    command = shlex.split(lines[0].split("run: ", 1)[1])
+    assert command[:3] == ["python", "-m", "mrcrawl.driver"] and command[-1] == "--resume"
+
+    web_server.wait_idle()
+    resumed = subprocess.run([sys.executable, *command[1:]], capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    expected = expected_layers_for_config(web_server.web, config, web_server.seeds, depth=DEPTH)
+    for layer, oracle in enumerate(expected):
+        assert layer_triples(output, layer) == oracle, f"layer {layer}"
+    assert not list((output / ".work").glob("*")), "scratch output left behind"
