@@ -62,16 +62,19 @@ EXIT_NOTHING_FETCHED = 3  # the crawl ran, but no page was fetched: see the line
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it): --resume goes on
 
 
-# Set by Ctrl-C.  Python raises KeyboardInterrupt where the main thread is,
-# and when that is inside an at-fork hook (multiprocessing forking mrjob's
-# local workers) the exception is printed and dropped; so the driver also
-# looks at this flag after every step and at a failed one.
+# Set by Ctrl-C, which the driver checks after every step and at a failed one.
 INTERRUPTED = threading.Event()
 
 
 @contextlib.contextmanager
 def interrupts_remembered():
-    """Within this block, Ctrl-C sets INTERRUPTED as well as raising KeyboardInterrupt."""
+    """Within this block, Ctrl-C sets INTERRUPTED as well as raising KeyboardInterrupt.
+
+    Python raises KeyboardInterrupt wherever the main thread is.  Inside a
+    weakref callback, a __del__ or an at-fork hook it cannot propagate:
+    Python prints it as "Exception ignored" and drops it.  Here such an
+    interrupt is not printed but sent again, to be raised where it can be.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield  # only the main thread may handle signals
         return
@@ -80,12 +83,20 @@ def interrupts_remembered():
         INTERRUPTED.set()
         raise KeyboardInterrupt
 
+    def raise_again(unraisable):
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+        else:
+            previous_hook(unraisable)
+
     INTERRUPTED.clear()
-    previous = signal.signal(signal.SIGINT, interrupt)
+    previous_handler = signal.signal(signal.SIGINT, interrupt)
+    previous_hook, sys.unraisablehook = sys.unraisablehook, raise_again
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        signal.signal(signal.SIGINT, previous_handler)
+        sys.unraisablehook = previous_hook
 
 
 class UsageError(Exception):
@@ -321,7 +332,7 @@ class Crawl:
         self.store.write_json(self.store.stats_path, done)
         self.say(f"  {name:<12} {seconds:7.1f} s  {describe(name, counters, seconds)}")
         if INTERRUPTED.is_set():
-            raise KeyboardInterrupt  # one that was dropped while the step ran
+            raise KeyboardInterrupt  # one that came while the step was ending
 
     def job_args(self, job_class, inputs: list, output, layer: int) -> list[str]:
         """The command line of one job of this crawl, for this runner."""
