@@ -332,7 +332,7 @@ class Crawl:
         self.store.write_json(self.store.stats_path, done)
         self.say(f"  {name:<12} {seconds:7.1f} s  {describe(name, counters, seconds)}")
         if INTERRUPTED.is_set():
-            raise KeyboardInterrupt  # one that came while the step was ending
+            raise KeyboardInterrupt  # a Ctrl-C that could not be raised where it came (see interrupts_remembered)
 
     def job_args(self, job_class, inputs: list, output, layer: int) -> list[str]:
         """The command line of one job of this crawl, for this runner."""

@@ -236,8 +236,9 @@ class _ForkedTasks:
         # tasks forked from the workers stop quietly (_exit_as_task).
         from mrjob.local import _pickle_safe
 
-        # Ctrl-C is held while the workers are forked: a KeyboardInterrupt
-        # raised in an at-fork hook would be printed and dropped.
+        # Ctrl-C is held while the workers are forked: one that reached a new
+        # worker before its initializer ran would print that worker's
+        # traceback, and one raised in this process's at-fork hooks is dropped.
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             pool = Pool(processes=self._opts["num_cores"], initializer=_ignore_interrupts)
