@@ -7,17 +7,17 @@ fed host by host, yields one doc record per URL.
 """
 from mrjob.job import MRJob
 
-from mrcrawl.fetch import Fetcher
-from mrcrawl.frontier import unique_adjacent
-from mrcrawl.jobconf import CrawlJobOptions
-from mrcrawl.onewave import OneWaveJob
-from mrcrawl.protocols import UrlLineProtocol, Utf8JsonProtocol
-from mrcrawl.records import error_kind
-from mrcrawl.urls import host_key
+from mrcrawl.fetch.fetcher import Fetcher
+from mrcrawl.frontier.cycle_filter import unique_adjacent
+from mrcrawl.mr.jobconf import CrawlJobOptions
+from mrcrawl.mr.onewave import OneWaveJob
+from mrcrawl.page.urls import host_key
+from mrcrawl.store.protocols import UrlLineProtocol, Utf8JsonProtocol
+from mrcrawl.store.records import error_kind
 
 
 # All of a task's hosts are fetched at once, so the reduce must not run in
-# waves (see mrcrawl/onewave.py).
+# waves (see mrcrawl/mr/onewave.py).
 class MRCrawler(OneWaveJob, CrawlJobOptions, MRJob):
     INPUT_PROTOCOL = UrlLineProtocol
     INTERNAL_PROTOCOL = Utf8JsonProtocol

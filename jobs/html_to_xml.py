@@ -1,11 +1,11 @@
 """Job 5, HtmlToXml (map only): each indexable fetched page -> `url TAB <page>...</page>`."""
 from mrjob.job import MRJob
 
-from mrcrawl.jobconf import CrawlJobOptions
-from mrcrawl.onewave import OneWaveJob
-from mrcrawl.pagexml import page_to_xml
-from mrcrawl.protocols import TextLineProtocol, Utf8JsonProtocol
-from mrcrawl.records import FETCHED
+from mrcrawl.mr.jobconf import CrawlJobOptions
+from mrcrawl.mr.onewave import OneWaveJob
+from mrcrawl.output.pagexml import page_to_xml
+from mrcrawl.store.protocols import TextLineProtocol, Utf8JsonProtocol
+from mrcrawl.store.records import FETCHED
 
 
 class MRHtmlToXml(OneWaveJob, CrawlJobOptions, MRJob):

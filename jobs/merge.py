@@ -9,9 +9,9 @@ map task, and a combiner costs a sort of the map output.
 """
 from mrjob.job import MRJob
 
-from mrcrawl.frontier import best_stored_record
-from mrcrawl.onewave import OneWaveJob
-from mrcrawl.protocols import UndecodedRecordProtocol
+from mrcrawl.frontier.merge import best_stored_record
+from mrcrawl.mr.onewave import OneWaveJob
+from mrcrawl.store.protocols import UndecodedRecordProtocol
 
 
 class MRMerge(OneWaveJob, MRJob):

@@ -6,10 +6,10 @@ Reduce: a URL none of whose marks is SEEN enters the next frontier, once.
 """
 from mrjob.job import MRJob
 
-from mrcrawl.frontier import optimizer_marks
-from mrcrawl.jobconf import CrawlJobOptions
-from mrcrawl.onewave import OneWaveJob
-from mrcrawl.protocols import UrlLineProtocol, Utf8JsonProtocol
+from mrcrawl.frontier.cycle_filter import optimizer_marks
+from mrcrawl.mr.jobconf import CrawlJobOptions
+from mrcrawl.mr.onewave import OneWaveJob
+from mrcrawl.store.protocols import UrlLineProtocol, Utf8JsonProtocol
 
 
 class MROptimizer(OneWaveJob, CrawlJobOptions, MRJob):

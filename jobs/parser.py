@@ -5,11 +5,11 @@ yields its target (type 1); every other record yields an empty list.
 """
 from mrjob.job import MRJob
 
-from mrcrawl.jobconf import CrawlJobOptions
-from mrcrawl.onewave import OneWaveJob
-from mrcrawl.parse import out_record
-from mrcrawl.protocols import Utf8JsonProtocol
-from mrcrawl.urls import UrlFilter
+from mrcrawl.mr.jobconf import CrawlJobOptions
+from mrcrawl.mr.onewave import OneWaveJob
+from mrcrawl.page.outlinks import out_record
+from mrcrawl.page.urls import UrlFilter
+from mrcrawl.store.protocols import Utf8JsonProtocol
 
 
 class MRParser(OneWaveJob, CrawlJobOptions, MRJob):

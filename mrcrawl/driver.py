@@ -36,18 +36,18 @@ from jobs.merge import MRMerge
 from jobs.optimizer import MROptimizer
 from jobs.parser import MRParser
 
-from .config import ConfigError, CrawlConfig, load_config
-from .export import EXPORT_KINDS, run_exports
-from .export import describe as describe_export
-from .jobconf import CrawlJobOptions
-from .records import FETCHED, OUTCOMES
-from .clusterstore import ClusterCrawlStore, is_cluster_path
-from .store import CRAWL_STATE, STARTUP_LEFTOVERS, STATE_FORMAT, CrawlStore
-from .urls import UrlFilter, normalize_url
+from mrcrawl.config import ConfigError, CrawlConfig, load_config
+from mrcrawl.export import EXPORT_KINDS, run_exports
+from mrcrawl.export import describe as describe_export
+from mrcrawl.mr.jobconf import CrawlJobOptions
+from mrcrawl.page.urls import UrlFilter, normalize_url
+from mrcrawl.store.cluster_store import ClusterCrawlStore, is_cluster_path
+from mrcrawl.store.crawl_store import CRAWL_STATE, STARTUP_LEFTOVERS, STATE_FORMAT, CrawlStore
+from mrcrawl.store.records import FETCHED, OUTCOMES
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr")
 # Runners whose tasks import the package from a zip (local tasks are forked
-# from this process, which has imported it: see mrcrawl/onewave.py).
+# from this process, which has imported it: see mrcrawl/mr/onewave.py).
 SHIPPING_RUNNERS = ("spark", "hadoop", "emr")
 # mrjob's runners that work on local disk only, reading inputs as globs.
 LOCAL_DISK_RUNNERS = ("inline", "local")

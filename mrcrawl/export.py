@@ -1,7 +1,7 @@
 """What a finished crawl hands over besides its XML: WARC files and a Parquet page index.
 
-    python -m mrcrawl.export warc DIR     # DIR/warc/*.warc.gz   (warc.py)
-    python -m mrcrawl.export index DIR    # DIR/index/*.parquet  (pageindex.py)
+    python -m mrcrawl.export warc DIR     # DIR/warc/*.warc.gz   (output/warc.py)
+    python -m mrcrawl.export index DIR    # DIR/index/*.parquet  (output/pageindex.py)
 
 Both read the per-layer stores doc/<L>/ and out/<L>/, not doc/merged: the
 archive and the index keep every attempt, where the merge keeps one record
@@ -19,76 +19,11 @@ import argparse
 import shutil
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterator
 
-from .config import CrawlConfig
-from .protocols import Utf8JsonProtocol
-from .store import CrawlStore
+from mrcrawl.store.crawl_reader import CrawlReader, NoCrawl
 
 EXPORT_KINDS = ("warc", "index")
-_store_lines = Utf8JsonProtocol()
-
-
-class NoCrawl(Exception):
-    """The directory holds no crawl to export; the message says what is missing."""
-
-
-class CrawlReader:
-    """A finished (or partly finished) crawl directory, as the exports read it."""
-
-    def __init__(self, root: str | Path):
-        self.store = CrawlStore(root)
-        store = self.store
-        if not store.holds_crawl():
-            raise NoCrawl(f"{store.root}: holds no crawl (no {store.state_path.name})")
-        if not store.config_path.exists():
-            raise NoCrawl(f"{store.root}: holds no crawl config ({store.config_path.name} is missing)")
-        self.layers = sorted(int(path.name) for path in (store.root / "doc").glob("*") if path.name.isdigit())
-        if not self.layers:
-            raise NoCrawl(f"{store.root}: holds no crawled layer yet (no doc/0/)")
-        self.config = CrawlConfig.from_json(store.config_path.read_text(encoding="utf-8"))
-        self.state = store.load_state()
-
-    @property
-    def started(self) -> datetime:
-        """When the crawl started (UTC)."""
-        return datetime.strptime(self.state["started_at"], "%Y_%m_%d_%H_%M_%S").replace(tzinfo=timezone.utc)
-
-    @property
-    def file_prefix(self) -> str:
-        """`<config name>-<start as YYYYMMDDHHMMSS>`: what export file names start with."""
-        name = "".join(char if char.isalnum() or char in "._-" else "_" for char in self.config.name)
-        return f"{name or 'crawl'}-{self.started:%Y%m%d%H%M%S}"
-
-    def doc_parts(self, layer: int) -> list[Path]:
-        return self.store.parts(self.store.docs(layer))
-
-    def has_outlinks(self, layer: int) -> bool:
-        """False when the crawl stopped between the layer's Crawler and Parser steps."""
-        return self.store.outlinks(layer).is_dir()
-
-    def out_records(self, layer: int) -> Iterator[tuple[str, dict]]:
-        for part in self.store.parts(self.store.outlinks(layer)):
-            yield from read_part(part)
-
-
-def read_part(part: Path) -> Iterator[tuple[str, dict]]:
-    """(key, record) of each line of a doc or out store's part file."""
-    with open(part, "rb") as lines:
-        for line in lines:
-            line = line.rstrip(b"\r\n")
-            if line:
-                yield _store_lines.read(line)
-
-
-def fetch_key(url: str, fetched_at: str) -> str:
-    """What ties a doc record to its out record.  The URL alone is not enough:
-    two frontier URLs that redirect to one page on the same host give two doc
-    records of that URL in one layer, told apart by their fetch time, which the
-    out record keeps as its timestamp."""
-    return f"{url} {fetched_at}"
 
 
 def run_exports(root: str | Path, kinds: list[str]) -> dict:
@@ -106,9 +41,9 @@ def run_exports(root: str | Path, kinds: list[str]) -> dict:
     for kind in kinds:
         # Imported here so that each export loads only its own libraries.
         if kind == "warc":
-            from .warc import write_warc as write
+            from mrcrawl.output.warc import write_warc as write
         else:
-            from .pageindex import write_index as write
+            from mrcrawl.output.pageindex import write_index as write
         final = crawl.store.root / kind
         scratch = crawl.store.scratch(f"export-{kind}")
         scratch.mkdir()
@@ -164,8 +99,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # Run the imported module's main, not this __main__ copy: warc.py and
-    # pageindex.py import mrcrawl.export, and there must be one of each class.
-    from mrcrawl.export import main as export_main
-
-    sys.exit(export_main())
+    sys.exit(main())

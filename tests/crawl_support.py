@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from mrcrawl import driver
-from mrcrawl.records import DOC_FIELDS
+from mrcrawl.store.records import DOC_FIELDS
 
 
 def write_inputs(server, directory: Path, **overrides) -> tuple[Path, Path, dict]:

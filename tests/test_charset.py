@@ -15,15 +15,9 @@ from typing import NamedTuple
 
 import pytest
 
-from mrcrawl.charset import (
-    charset_from_content_type,
-    codec_for_label,
-    decode_body,
-    decode_page,
-    detect_encoding,
-    meta_charset_label,
-)
-from mrcrawl.records import encode_body, new_doc
+from mrcrawl.page.charset import decode_body, decode_page, detect_encoding
+from mrcrawl.page.charset_labels import charset_from_content_type, codec_for_label, meta_charset_label
+from mrcrawl.store.records import encode_body, new_doc
 
 
 class NewsText(NamedTuple):

@@ -25,8 +25,11 @@ mrjob needs the Hadoop version to name jobconf properties, and asks
 """
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
+import sys
 import tomllib
 import zipfile
 from collections import defaultdict
@@ -50,7 +53,7 @@ from jobs.optimizer import MROptimizer
 from jobs.parser import MRParser
 from mrcrawl import driver
 from mrcrawl.config import load_config
-from mrcrawl.jobconf import CrawlJobOptions
+from mrcrawl.mr.jobconf import CrawlJobOptions
 
 REPO = Path(__file__).resolve().parents[1]
 CONF_DIR = REPO / "jobs" / "conf"
@@ -250,12 +253,49 @@ def check_streaming_step(name, job, options, wrapper, task_python, root, output_
     return conf
 
 
+def package_modules() -> set[str]:
+    """Every module of the package, as its path inside the driver's zip."""
+    return {path.relative_to(REPO).as_posix() for path in (REPO / "mrcrawl").rglob("*.py")}
+
+
+def carries_every_module(package_zip: str) -> bool:
+    return set(zipfile.ZipFile(package_zip).namelist()) == package_modules()
+
+
 def task_files(runner) -> dict[str, str]:
     """The local files the runner would upload into each task's directory, by name."""
     return runner._working_dir_mgr.name_to_path("file")
 
 
+def test_the_package_zip_alone_imports_every_module(tmp_path):
+    """What a cluster task has: the zip on its PYTHONPATH, and not this checkout."""
+    package_zip = driver.package_zip(str(tmp_path))
+    assert carries_every_module(package_zip)
+    modules = sorted(path.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for path in package_modules())
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import importlib, sys\nfor name in sys.argv[1:]: print(importlib.import_module(name).__file__)",
+         *modules],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": package_zip}, capture_output=True, text=True, check=True,
+    ).stdout.split()
+    assert len(loaded) == len(modules) and all(path.startswith(package_zip + os.sep) for path in loaded), loaded
+
+
 # ---- Hadoop streaming --------------------------------------------------------
+
+
+def prepared_step(runner, build_step) -> tuple:
+    """What a streaming runner's _run() prepares before it uploads anything:
+    (the first step, as build_step(0) makes it; the tasks' setup wrapper).
+    The package zip it would upload must carry every module."""
+    try:
+        runner._create_setup_wrapper_scripts()
+        runner._add_job_files_for_upload()
+        step = build_step(0)
+        wrapper = Path(runner._setup_wrapper_script_path).read_text()
+        assert carries_every_module(task_files(runner)["mrcrawl.zip"])
+        return step, wrapper
+    finally:
+        runner.cleanup(mode=["LOCAL_TMP"])
 
 
 def test_hadoop_streaming_arguments_of_every_job(absent):
@@ -264,18 +304,9 @@ def test_hadoop_streaming_arguments_of_every_job(absent):
     try:
         for name, job in jobs_of(crawl, "--hadoop-bin", absent["hadoop"]):
             runner = job.make_runner()
-            try:
-                assert runner._num_steps() == 1
-                runner.fs.hadoop._hadoop_version = CLUSTER_HADOOP  # see the module's docstring
-                # What HadoopJobRunner._run() does before it uploads anything:
-                runner._create_setup_wrapper_scripts()
-                runner._add_job_files_for_upload()
-                command = runner._args_for_streaming_step(0)
-                wrapper = Path(runner._setup_wrapper_script_path).read_text()
-                package = task_files(runner)["mrcrawl.zip"]
-                assert "mrcrawl/fetch.py" in zipfile.ZipFile(package).namelist()
-            finally:
-                runner.cleanup(mode=["LOCAL_TMP"])
+            assert runner._num_steps() == 1
+            runner.fs.hadoop._hadoop_version = CLUSTER_HADOOP  # see the module's docstring
+            command, wrapper = prepared_step(runner, runner._args_for_streaming_step)
 
             assert command[:3] == [absent["hadoop"], "jar", conf["hadoop_streaming_jar"]]
             options = pairs(command[3:])
@@ -305,17 +336,10 @@ def test_emr_step_arguments_of_every_job():
         # release and Hadoop version from DescribeCluster, stated here instead.
         for name, job in jobs_of(crawl, *emr_runner_args("--cluster-id", EMR_CLUSTER_ID)):
             runner = job.make_runner()
-            try:
-                runner._cluster_to_cache[EMR_CLUSTER_ID].update(
-                    image_version=conf["release_label"].removeprefix("emr-"), app_versions={"hadoop": CLUSTER_HADOOP},
-                )
-                runner._create_setup_wrapper_scripts()
-                runner._add_job_files_for_upload()
-                step = runner._build_step(0)
-                wrapper = Path(runner._setup_wrapper_script_path).read_text()
-                assert "mrcrawl/fetch.py" in zipfile.ZipFile(task_files(runner)["mrcrawl.zip"]).namelist()
-            finally:
-                runner.cleanup(mode=["LOCAL_TMP"])
+            runner._cluster_to_cache[EMR_CLUSTER_ID].update(
+                image_version=conf["release_label"].removeprefix("emr-"), app_versions={"hadoop": CLUSTER_HADOOP},
+            )
+            step, wrapper = prepared_step(runner, runner._build_step)
 
             # EMR 4 and later run streaming through command-runner.jar.
             jar_step = step["HadoopJarStep"]
@@ -389,8 +413,8 @@ def test_spark_submit_arguments_of_every_job_on_yarn(absent):
             assert submit["--master"] == ["yarn"] and submit["--deploy-mode"] == [conf["spark_deploy_mode"]]
             # The package zip goes to the driver and every executor's Python.
             [py_files] = submit["--py-files"]
-            assert any(Path(path).name == "mrcrawl.zip" and "mrcrawl/fetch.py" in zipfile.ZipFile(path).namelist()
-                       for path in py_files.split(","))
+            [package_zip] = [path for path in py_files.split(",") if Path(path).name == "mrcrawl.zip"]
+            assert carries_every_module(package_zip)
             settings = jobconf(submit["--conf"])
             assert settings["spark.executorEnv.PYSPARK_PYTHON"] == conf["python_bin"]
             assert settings["spark.speculation"] == "false"  # from the conf's spark_args

@@ -1,7 +1,7 @@
 """The crawl directory through mrjob's filesystems, on file:/// URIs (what HDFS and S3 roots take)."""
 import json
 
-from mrcrawl.clusterstore import ClusterCrawlStore, is_cluster_path
+from mrcrawl.store.cluster_store import ClusterCrawlStore, is_cluster_path
 
 
 def test_uris_are_cluster_paths_and_local_paths_are_not(tmp_path):

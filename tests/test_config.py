@@ -10,7 +10,7 @@ import yaml
 
 from crawl_support import driver_command
 from mrcrawl.config import ConfigError, CrawlConfig, load_config
-from mrcrawl.robots import agent_token
+from mrcrawl.fetch.robots import agent_token
 
 
 def test_defaults_follow_the_contract(tmp_path):

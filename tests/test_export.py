@@ -28,15 +28,16 @@ from warcio.cli import main as warcio_main
 
 from crawl_support import crawl, read_records, write_inputs
 from mrcrawl.config import CrawlConfig
-from mrcrawl import pageindex
-from mrcrawl.export import CrawlReader, run_exports
+from mrcrawl.export import run_exports
 from mrcrawl.export import main as export_main
-from mrcrawl.fetch import Fetcher
-from mrcrawl.pageindex import registered_domain
-from mrcrawl.records import FETCHED, REDIRECT, payload_digest
+from mrcrawl.fetch.fetcher import Fetcher
+from mrcrawl.output import pageindex
+from mrcrawl.output.pageindex import registered_domain
+from mrcrawl.output.warc import archived_headers, request_message
+from mrcrawl.page.urls import normalize_url
+from mrcrawl.store.crawl_reader import CrawlReader
+from mrcrawl.store.records import FETCHED, REDIRECT, payload_digest
 from mrcrawl.testweb import start_test_web
-from mrcrawl.urls import normalize_url
-from mrcrawl.warc import archived_headers, request_message
 
 DEPTH = 3
 
@@ -407,7 +408,7 @@ def refuse(*args, **kwargs):
 socket.socket.connect = socket.socket.connect_ex = refuse
 socket.create_connection = socket.getaddrinfo = refuse
 from mrcrawl.export import main
-from mrcrawl.pageindex import registered_domain
+from mrcrawl.output.pageindex import registered_domain
 assert registered_domain("news.bbc.co.uk") == "bbc.co.uk"
 directory = sys.argv[1]
 sys.exit(main(["index", directory]) or main(["warc", directory]))
@@ -465,7 +466,7 @@ def test_driver_exports_after_the_crawl(tmp_path):
 
 
 def test_warc_dates_keep_milliseconds_even_on_a_whole_second():
-    from mrcrawl.warc import warc_date
+    from mrcrawl.output.warc import warc_date
 
     assert warc_date("2026-11-21T12:40:02.000Z") == "2026-11-21T12:40:02.000Z"
     assert warc_date("2026-11-21T12:40:02.057Z") == "2026-11-21T12:40:02.057Z"

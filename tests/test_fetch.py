@@ -4,9 +4,9 @@ import time
 from collections import Counter
 
 from mrcrawl.config import CrawlConfig
-from mrcrawl.connection import whole_answer_arrived
-from mrcrawl.fetch import URLS_IN_MEMORY, Fetcher
-from mrcrawl.hostqueue import SPILL_BATCH
+from mrcrawl.fetch.connection import whole_answer_arrived
+from mrcrawl.fetch.fetcher import URLS_IN_MEMORY, Fetcher
+from mrcrawl.fetch.hostqueue import SPILL_BATCH
 from mrcrawl.testweb import Host, Page, Robots, Web
 from mrcrawl.testweb.server import TestWebServer
 

@@ -3,7 +3,7 @@ import os
 import threading
 import time
 
-from mrcrawl.hostqueue import SPILL_BATCH, HostQueue, HostScheduler, MemoryBudget, SpillQueue
+from mrcrawl.fetch.hostqueue import SPILL_BATCH, HostQueue, HostScheduler, MemoryBudget, SpillQueue
 
 
 def test_spill_queue_keeps_fifo_order_across_memory_and_disk(tmp_path):

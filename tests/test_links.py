@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from mrcrawl.charset import decode_body, detect_encoding
-from mrcrawl.html import parse_html
-from mrcrawl.links import base_url, extract_links
+from mrcrawl.page.charset import decode_body, detect_encoding
+from mrcrawl.page.html import parse_html
+from mrcrawl.page.links import base_url, extract_links
 
 PAGE = "http://127.0.0.2:8080/news/2024/story.html"
 

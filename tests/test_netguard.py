@@ -1,7 +1,7 @@
 """The private-network guard, on literals and on a name that resolves locally (no traffic)."""
 import pytest
 
-from mrcrawl.netguard import blocked_reason
+from mrcrawl.fetch.netguard import blocked_reason
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "10.1.2.3", "172.16.0.1", "192.168.1.1",

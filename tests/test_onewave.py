@@ -1,4 +1,4 @@
-"""The local runners' input splitting (mrcrawl/onewave.py) and Merge's choice
+"""The local runners' input splitting (mrcrawl/mr/onewave.py) and Merge's choice
 of record, on real files and real mrjob runners."""
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import pytest
 
 from jobs.merge import MRMerge
 from mrcrawl.driver import package_root
-from mrcrawl.frontier import best_stored_record
-from mrcrawl.onewave import _copy_range, _key_boundary, _next_line_start, _previous_line_start
-from mrcrawl.protocols import Utf8JsonProtocol
-from mrcrawl.records import FETCHED, HTTP_ERROR, encode_body, new_doc
+from mrcrawl.frontier.merge import best_stored_record
+from mrcrawl.mr.onewave import _copy_range, _key_boundary, _next_line_start, _previous_line_start
+from mrcrawl.store.protocols import Utf8JsonProtocol
+from mrcrawl.store.records import FETCHED, HTTP_ERROR, encode_body, new_doc
 
 _records = Utf8JsonProtocol()
 

@@ -12,12 +12,13 @@ import pytest
 from lxml import etree
 
 from crawl_support import crawl, read_records, write_inputs
-from mrcrawl.charset import codec_for_label, detect_encoding
-from mrcrawl.html import parse_html
-from mrcrawl.pagexml import page_to_xml, xml_safe
-from mrcrawl.records import FETCHED, encode_body, new_doc
+from mrcrawl.output.pagexml import page_to_xml, xml_safe
+from mrcrawl.page.charset import detect_encoding
+from mrcrawl.page.charset_labels import codec_for_label
+from mrcrawl.page.html import parse_html
+from mrcrawl.page.text import description, headline, keywords, main_text, normalise_date, published
+from mrcrawl.store.records import FETCHED, encode_body, new_doc
 from mrcrawl.testweb import expected_layers_for_config
-from mrcrawl.text import description, headline, keywords, main_text, normalise_date, published
 from test_charset import NEWS, OTHER_LEGACY_NEWS, news_page
 
 URL = "http://127.0.0.3:8080/story.html"
@@ -33,7 +34,7 @@ PROSE = (
 
 
 def sha1_base32(data: bytes) -> str:
-    """The WARC digest, computed here independently of mrcrawl.records."""
+    """The WARC digest, computed here independently of mrcrawl.store.records."""
     return "sha1:" + base64.b32encode(hashlib.sha1(data).digest()).decode("ascii")
 
 

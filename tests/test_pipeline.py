@@ -14,9 +14,9 @@ from crawl_support import (
     LoopbackProxy, assert_doc_schema, crawl, frontier, layer_docs, layer_triples, politeness_violations,
     read_records, write_inputs,
 )
-from mrcrawl.charset import decode_page
 from mrcrawl.driver import EXIT_NOTHING_FETCHED
-from mrcrawl.records import FETCHED, REDIRECT, REDIRECT_TARGET
+from mrcrawl.page.charset import decode_page
+from mrcrawl.store.records import FETCHED, REDIRECT, REDIRECT_TARGET
 from mrcrawl.testweb import expected_layers_for_config
 
 

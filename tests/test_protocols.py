@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from mrcrawl.protocols import UndecodedRecordProtocol, Utf8JsonProtocol, decode_value
-from mrcrawl.records import body_bytes, encode_body, response_body
+from mrcrawl.store.protocols import UndecodedRecordProtocol, Utf8JsonProtocol, decode_value
+from mrcrawl.store.records import body_bytes, encode_body, response_body
 
 LINES = Utf8JsonProtocol()
 # The format as the standard library writes it: compact, non-ASCII kept.

@@ -20,7 +20,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 
 from crawl_support import driver_command, layer_docs, layer_triples, write_inputs
-from mrcrawl.records import FETCHED
+from mrcrawl.store.records import FETCHED
 from mrcrawl.testweb import expected_layers_for_config
 
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -78,7 +78,7 @@ def copy_of_checkout(destination: Path) -> Path:
     destination.mkdir()
     for name in ("pyproject.toml", PROJECT["project"]["readme"]):
         shutil.copy(CHECKOUT / name, destination / name)
-    for top in {package.split(".")[0] for package in PROJECT["tool"]["setuptools"]["packages"]}:
+    for top in {package.split(".")[0] for package in PROJECT["tool"]["setuptools"]["packages"]["find"]["include"]}:
         shutil.copytree(CHECKOUT / top, destination / top, ignore=shutil.ignore_patterns("__pycache__"))
     return destination
 
@@ -112,10 +112,18 @@ def installed_python(request, tmp_path_factory) -> Path:
 
 
 def test_the_install_is_complete_and_imported_from_the_venv(installed_python, tmp_path):
-    where = subprocess.run([str(installed_python), "-c", "import mrcrawl, jobs; print(mrcrawl.__file__, jobs.__file__)"],
-                           cwd=tmp_path, env=isolated_environment(), capture_output=True, text=True, timeout=60)
+    # Every module of the checkout, so that a package the build leaves out fails here.
+    modules = sorted(
+        path.relative_to(CHECKOUT).with_suffix("").as_posix().replace("/", ".").removesuffix(".__init__")
+        for top in ("mrcrawl", "jobs") for path in (CHECKOUT / top).rglob("*.py")
+    )
+    where = subprocess.run(
+        [str(installed_python), "-c", "import importlib, sys\nfor name in sys.argv[1:]: print(importlib.import_module(name).__file__)",
+         *modules], cwd=tmp_path, env=isolated_environment(), capture_output=True, text=True, timeout=60,
+    )
     assert where.returncode == 0, where.stderr
     venv = installed_python.parent.parent
+    assert len(where.stdout.split()) == len(modules)
     for module in where.stdout.split():
         assert Path(module).is_relative_to(venv / "lib"), module
     consistent = subprocess.run([str(installed_python), "-m", "pip", "check"], capture_output=True, text=True, timeout=120)

@@ -7,7 +7,7 @@ import pytest
 from lxml import etree
 
 from crawl_support import crawl, read_records, write_inputs
-from mrcrawl.records import NETWORK_ERROR
+from mrcrawl.store.records import NETWORK_ERROR
 from mrcrawl.testweb import start_test_web
 
 DEPTH = 3

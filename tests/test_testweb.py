@@ -23,9 +23,9 @@ import requests
 
 from crawl_support import layer_triples
 from mrcrawl.testweb import AGENT_TOKEN, Host, Page, Robots, RobotsGroup, Web, generate_web, seeds
+from mrcrawl.testweb.markup import query_escape
 from mrcrawl.testweb.oracle import expected_layers, expected_layers_for_config, outcome_counts
 from mrcrawl.testweb.server import LogEntry, TestWebServer, start_test_web
-from mrcrawl.testweb.markup import query_escape
 from mrcrawl.testweb.sites import CHARSET_PAGES, MIN_HOSTS
 from test_resume import wait_for_step
 

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from mrcrawl.urls import UrlFilter, host_key, host_of, normalize_url, resolve_link
+from mrcrawl.page.urls import UrlFilter, host_key, host_of, normalize_url, resolve_link
 
 BASE = "http://127.0.0.4/dir/page.html?old=1#top"
 

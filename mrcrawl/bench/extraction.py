@@ -75,8 +75,8 @@ def score(extracted: str, truth: str) -> Score:
 
 
 def _mrcrawl(page_html: str, language: str) -> str:
-    from mrcrawl.html import parse_html
-    from mrcrawl.text import main_text
+    from mrcrawl.page.html import parse_html
+    from mrcrawl.page.text import main_text
 
     return main_text(parse_html(page_html))
 
@@ -126,7 +126,7 @@ class Extractor:
 
 
 EXTRACTORS = (
-    Extractor("mrcrawl", None, _mrcrawl, "mrcrawl.text.main_text, our own rules: what HtmlToXml writes"),
+    Extractor("mrcrawl", None, _mrcrawl, "mrcrawl.page.text.main_text, our own rules: what HtmlToXml writes"),
     Extractor("trafilatura", "trafilatura", _trafilatura(fast=False),
               "trafilatura.extract, comments off, with its readability/jusText fallbacks"),
     Extractor("trafilatura-fast", "trafilatura", _trafilatura(fast=True),

@@ -19,12 +19,12 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from mrcrawl.bench.web import BenchWeb, BenchWebModel, BenchWebSpec, politeness_report
-from mrcrawl.driver import open_crawl, parse_args
 from mrcrawl.config import load_config
-from mrcrawl.protocols import Utf8JsonProtocol
-from mrcrawl.records import FETCHED, encode_body, new_doc, new_out, utc_now_iso
-from mrcrawl.store import CrawlStore
-from mrcrawl.urls import host_key
+from mrcrawl.driver import open_crawl, parse_args
+from mrcrawl.page.urls import host_key
+from mrcrawl.store.crawl_store import CrawlStore
+from mrcrawl.store.protocols import Utf8JsonProtocol
+from mrcrawl.store.records import FETCHED, encode_body, new_doc, new_out, utc_now_iso
 
 ROW_KEYS = ("name", "runner", "pages", "wall_s", "pages_per_s", "cpu_ms_per_page", "bound_s",
             "ratio_to_bound", "peer", "peer_pages_per_s", "ratio_to_peer")

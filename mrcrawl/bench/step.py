@@ -19,7 +19,7 @@ import time
 
 from mrcrawl.config import CrawlConfig
 from mrcrawl.driver import RUNNERS, Crawl
-from mrcrawl.store import CrawlStore
+from mrcrawl.store.crawl_store import CrawlStore
 
 STEPS = {"fetch": "crawl", "parse": "parse", "optimize": "optimize"}
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from mrcrawl.store import CrawlStore
+from mrcrawl.store.crawl_store import CrawlStore
 
 from .model import Web
 from .server import start_test_web

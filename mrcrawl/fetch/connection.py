@@ -20,7 +20,7 @@ from urllib3.connection import HTTPConnection
 from urllib3.util import make_headers, parse_url
 from urllib3.util.wait import wait_for_read
 
-from .config import CrawlConfig
+from mrcrawl.config import CrawlConfig
 
 # The codings urllib3 can undo here (gzip and deflate, and br or zstd when
 # their packages are installed), as requests would advertise them.

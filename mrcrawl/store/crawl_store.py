@@ -14,7 +14,7 @@
 A store counts only once crawl.json lists the step that wrote it.  On local
 disk a job also writes into DIR/.work/<step>/ and the directory is renamed
 into place only when the job has succeeded, so a run that dies midway leaves
-no half store where a reader would look.  (On HDFS or S3, see clusterstore.py,
+no half store where a reader would look.  (On HDFS or S3, see cluster_store.py,
 there is no cheap rename: a step's output is removed before the step runs
 again, and crawl.json alone says what is complete.)
 """

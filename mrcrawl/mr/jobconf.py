@@ -3,14 +3,14 @@
 The driver writes the checked config as JSON into the crawl directory and
 passes it with `--crawl-config`, a file option, so that mrjob ships the file
 to the tasks on every runner (a local path means nothing on a Hadoop node).
-This mixin only calls methods of the MRJob it is mixed into; it does not
-import mrjob, like every module of the package.
+This mixin only calls methods of the MRJob it is mixed into, so it needs
+no import of mrjob itself.
 """
 from __future__ import annotations
 
 from functools import cached_property
 
-from .config import CrawlConfig
+from mrcrawl.config import CrawlConfig
 
 
 class CrawlJobOptions:

@@ -1,6 +1,6 @@
 """A crawl directory on HDFS, S3 or any URI mrjob's filesystems reach.
 
-The layout and the rules are those of store.py; only the file operations
+The layout and the rules are those of crawl_store.py; only the file operations
 differ.  They go through mrjob's filesystems (the `hadoop` binary for
 hdfs://, boto3 for s3://, plain files for file:///), which is why this one
 module of the package imports mrjob: tasks never load it, only the driver.
@@ -17,7 +17,7 @@ from mrjob.fs.local import LocalFilesystem
 from mrjob.fs.s3 import S3Filesystem
 from mrjob.parse import is_uri
 
-from .store import CrawlStore
+from mrcrawl.store.crawl_store import CrawlStore
 
 
 def is_cluster_path(path: str) -> bool:

@@ -42,12 +42,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import tldextract
 
-from .charset import decode_page
-from .export import CrawlReader, fetch_key, read_part
-from .html import parse_html
-from .records import FETCHED, payload_digest, response_body
-from .text import headline
-from .urls import host_of
+from mrcrawl.page.charset import decode_page
+from mrcrawl.page.html import parse_html
+from mrcrawl.page.text import headline
+from mrcrawl.page.urls import host_of
+from mrcrawl.store.crawl_reader import CrawlReader, fetch_key, read_part
+from mrcrawl.store.records import FETCHED, payload_digest, response_body
 
 log = logging.getLogger(__name__)
 

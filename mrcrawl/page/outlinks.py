@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 
-from .charset import decode_page
-from .html import parse_html
-from .links import extract_links
-from .records import FETCHED, LINKS_FROM_PAGE, REDIRECT, REDIRECT_TARGET, new_out
-from .urls import UrlFilter
+from mrcrawl.page.charset import decode_page
+from mrcrawl.page.html import parse_html
+from mrcrawl.page.links import extract_links
+from mrcrawl.page.urls import UrlFilter
+from mrcrawl.store.records import FETCHED, LINKS_FROM_PAGE, REDIRECT, REDIRECT_TARGET, new_out
 
 log = logging.getLogger(__name__)
 

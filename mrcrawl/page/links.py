@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ada_url
 
-from mrcrawl.urls import ABSOLUTE_PREFIXES, resolve_absolute_link, resolve_link, resolve_relative_link
+from mrcrawl.page.urls import ABSOLUTE_PREFIXES, resolve_absolute_link, resolve_link, resolve_relative_link
 
 # Element -> the attribute holding its link target.
 LINK_ATTRIBUTES = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}

@@ -27,18 +27,27 @@ from typing import Callable, Iterator
 import urllib3
 from urllib3.exceptions import ConnectTimeoutError, HTTPError as Urllib3Error
 
-from .charset import decode_body, detect_encoding
-from .config import CrawlConfig
-from .connection import open_connection, request_headers, request_target, whole_answer_arrived
-from .hostqueue import HostQueue, HostScheduler, MemoryBudget, SpillQueue
-from .html import parse_html
-from .netguard import blocked_reason
-from .records import (
-    BLOCKED, FETCHED, HTTP_ERROR, NETWORK_ERROR, NOT_HTML, REDIRECT, ROBOTS_DENIED,
-    encode_body, new_doc, utc_now_iso,
+from mrcrawl.config import CrawlConfig
+from mrcrawl.fetch.connection import open_connection, request_headers, request_target, whole_answer_arrived
+from mrcrawl.fetch.hostqueue import HostQueue, HostScheduler, MemoryBudget, SpillQueue
+from mrcrawl.fetch.netguard import blocked_reason
+from mrcrawl.fetch.robots import RobotsPolicy, agent_token
+from mrcrawl.page.charset import decode_body, detect_encoding
+from mrcrawl.page.html import parse_html
+from mrcrawl.page.robots_directives import header_directives, page_directives
+from mrcrawl.page.urls import UrlFilter, host_key, host_of, resolve_link
+from mrcrawl.store.records import (
+    BLOCKED,
+    FETCHED,
+    HTTP_ERROR,
+    NETWORK_ERROR,
+    NOT_HTML,
+    REDIRECT,
+    ROBOTS_DENIED,
+    encode_body,
+    new_doc,
+    utc_now_iso,
 )
-from .robots import RobotsPolicy, agent_token, header_directives, page_directives
-from .urls import UrlFilter, host_key, host_of, resolve_link
 
 log = logging.getLogger(__name__)
 

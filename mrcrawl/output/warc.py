@@ -13,7 +13,7 @@ For every doc record that got an HTTP response (`status` not null), in this
 order, as Common Crawl writes them:
 
 - `request`: the GET the fetcher sent, request line and headers rebuilt by
-  the very functions the fetcher sends them with (connection.py);
+  the very functions the fetcher sends them with (fetch/connection.py);
 - `response`: the status line, the headers in the order and repetition they
   came in, and the stored body (records.response_body).  The body is stored
   after Content-Encoding and chunked Transfer-Encoding were undone, so, as
@@ -50,11 +50,11 @@ from urllib3.response import HTTPResponse
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from .config import CrawlConfig
-from .export import CrawlReader, fetch_key, read_part
-from .connection import request_headers, request_target
-from .records import FETCHED, REDIRECT, payload_digest, response_body
-from .urls import host_of
+from mrcrawl.config import CrawlConfig
+from mrcrawl.fetch.connection import request_headers, request_target
+from mrcrawl.page.urls import host_of
+from mrcrawl.store.crawl_reader import CrawlReader, fetch_key, read_part
+from mrcrawl.store.records import FETCHED, REDIRECT, payload_digest, response_body
 
 WARC_VERSION = "1.1"
 WARC_1_1_SPEC = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
