@@ -2,9 +2,10 @@
 
 Stores hold lines of `JSON key TAB JSON value` (see protocols.py).  The doc
 store's key is the record's `url`; its value is a doc record.  The out
-store's key is the same `url`; its value is an out record.  Records are plain
-dicts so that every mrjob runner can carry them as JSON without a class of
-ours on the other side.
+store's key is the same `url`; its value is an out record.  The crawl db's
+key is a URL too; its value is a db record, the URL's history across runs.
+Records are plain dicts so that every mrjob runner can carry them as JSON
+without a class of ours on the other side.
 """
 from __future__ import annotations
 
@@ -52,6 +53,48 @@ DOC_FIELDS = (
     "reason",  # the status line's reason phrase
     "attempts",  # requests made for this URL, redirect hops and retries included
 )
+
+
+# A URL's status in the crawl db, as Nutch's CrawlDatum keeps one.  Where a
+# status and a fetch outcome mean the same, they are the same string.
+UNFETCHED = "unfetched"  # discovered, never attempted
+NOT_MODIFIED = "not_modified"  # the last request was answered 304: the earlier fetch stands
+GONE = "gone"  # 404 or 410, or failed on too many runs in a row: checked again rarely
+DUPLICATE = "duplicate"  # fetched, and its content is another URL's (`duplicate_of`)
+FAILED = "failed"  # a transient failure (network, 5xx, 429): retried on a later run
+DB_STATUSES = (UNFETCHED, FETCHED, NOT_MODIFIED, REDIRECT, GONE, DUPLICATE, ROBOTS_DENIED, BLOCKED, FAILED)
+
+DB_FIELDS = (
+    "url",
+    "host",  # scheme://host[:port], the unit of politeness and of the db's partitions
+    "status",  # one of DB_STATUSES
+    "first_run",  # the start (ISO 8601 UTC) of the run that discovered it
+    "first_layer",  # the layer of that run it was first requested or linked on
+    "hops",  # links from the nearest seed, over every run
+    "seed",  # True while it is one of the seeds
+    "fetched_at",  # the last request's time, or None
+    "fetch_count",  # requests that got an answer, over every run
+    "http_status",  # the last answer's HTTP status, or None
+    "last_modified",  # the last 200's Last-Modified header, sent back as If-Modified-Since
+    "etag",  # the last 200's ETag header, sent back as If-None-Match
+    "digest",  # payload digest of the last 200's body (sha1, as WARC writes it)
+    "signature",  # what counts as a change of the page (see the revisit policy)
+    "changed_at",  # when the signature last changed
+    "due_at",  # when it should be fetched next (ISO 8601 UTC), None when never
+    "interval",  # the current revisit interval, in seconds
+    "failures",  # consecutive runs that ended in a transient failure
+    "deferred",  # why it was due and not fetched, or None
+    "duplicate_of",  # for a duplicate: the URL whose content it repeats
+    "redirect_to",  # for a redirect: the target
+    "score",  # link-based priority: filled in by scoring, None until then
+)
+
+
+def new_db_record(url: str, host: str) -> dict:
+    """A db record for a URL the db has not seen; the update fills it in."""
+    record = dict.fromkeys(DB_FIELDS)
+    record.update(url=url, host=host, status=UNFETCHED, seed=False, fetch_count=0, failures=0)
+    return record
 
 
 def utc_now_iso() -> str:

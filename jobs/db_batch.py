@@ -1,0 +1,37 @@
+"""Crawl db, step 1, DbBatch: what a layer tells the db, one update per URL.
+
+Map: each doc record -> an update for the URL it attempted (and for the
+final URL of a same-host redirect); each out record -> a sighting of each
+outlink on the next layer.  The key is "<partition> <url>", so the batch
+sorts by the db's partitions.  Combine and reduce: fold a URL's updates
+into one (the earliest sighting, the latest fetch).
+"""
+from mrjob.job import MRJob
+
+from mrcrawl.frontier.crawldb import batch_key
+from mrcrawl.frontier.db_update import fold, updates_from_doc, updates_from_out
+from mrcrawl.mr.dbconf import DbJobOptions
+from mrcrawl.mr.onewave import OneWaveJob
+from mrcrawl.store.protocols import Utf8JsonProtocol
+
+
+class MRDbBatch(OneWaveJob, DbJobOptions, MRJob):
+    INPUT_PROTOCOL = Utf8JsonProtocol
+    INTERNAL_PROTOCOL = Utf8JsonProtocol
+    OUTPUT_PROTOCOL = Utf8JsonProtocol
+
+    def mapper(self, url, record):
+        updates = updates_from_out(record) if "outlinks" in record else updates_from_doc(record)
+        for target, update in updates:
+            yield batch_key(target, self.partitions), update
+
+    def combiner(self, key, updates):
+        yield key, fold(updates)
+
+    def reducer(self, key, updates):
+        self.increment_counter("db", "urls in batch")
+        yield key, fold(updates)
+
+
+if __name__ == "__main__":
+    MRDbBatch.run()

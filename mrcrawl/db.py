@@ -1,0 +1,137 @@
+"""Read a crawl db, as Nutch's `readdb` does.
+
+    python -m mrcrawl.db stats DB [--now ISO8601]      counts per status and per host, and URLs due
+    python -m mrcrawl.db get DB URL                    one URL's record, as JSON
+    python -m mrcrawl.db dump DB [--status S] [--format jsonl|parquet] [-o FILE]
+
+The db is read one partition file at a time, so any size is read in bounded
+memory: stats holds a count per host, never the URLs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+from mrcrawl.frontier.crawldb import NoCrawlDb, find_record, read_db
+from mrcrawl.frontier.db_update import format_time, parse_time
+from mrcrawl.store.records import DB_FIELDS, DB_STATUSES
+
+DUMP_FORMATS = ("jsonl", "parquet")
+PARQUET_ROWS = 50_000  # rows per Parquet row group: what a dump holds in memory at once
+
+
+def stats(db: Path, now: datetime) -> str:
+    statuses: Counter = Counter()
+    hosts: dict[str, Counter] = defaultdict(Counter)
+    due = 0
+    moment = format_time(now)
+    for _, record in read_db(db):
+        statuses[record["status"]] += 1
+        hosts[record["host"]][record["status"]] += 1
+        due += record["due_at"] is not None and record["due_at"] <= moment
+    total = sum(statuses.values())
+    lines = [f"{db}: {total} URLs, {len(hosts)} hosts, {due} due at {moment}", "", "status"]
+    lines += [f"  {status:<14} {statuses[status]:>10}" for status in DB_STATUSES if statuses[status]]
+    lines += ["", f"{'host':<40} {'URLs':>8}  statuses"]
+    for host, counts in sorted(hosts.items(), key=lambda item: (-sum(item[1].values()), item[0])):
+        detail = ", ".join(f"{status} {count}" for status, count in counts.most_common())
+        lines.append(f"{host:<40} {sum(counts.values()):>8}  {detail}")
+    return "\n".join(lines)
+
+
+def dump(db: Path, status: str | None, format: str, output) -> int:
+    records = (record for _, record in read_db(db) if status is None or record["status"] == status)
+    if format == "jsonl":
+        count = 0
+        for record in records:
+            output.write(json.dumps(record, ensure_ascii=False) + "\n")
+            count += 1
+        return count
+    return _write_parquet(records, output)
+
+
+def _write_parquet(records, path) -> int:
+    # pyarrow is imported only by a Parquet dump.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    types = _parquet_types()
+    schema = pa.schema([(field, types[field]) for field in DB_FIELDS])
+    count = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        batch = []
+        for record in records:
+            batch.append(record)
+            if len(batch) == PARQUET_ROWS:
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                count, batch = count + len(batch), []
+        writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+    return count + len(batch)
+
+
+def _parquet_types() -> dict:
+    import pyarrow as pa
+
+    integers = {"first_layer", "hops", "fetch_count", "http_status", "failures"}
+    floats = {"interval", "score"}
+    return {field: pa.int64() if field in integers else pa.float64() if field in floats
+            else pa.bool_() if field == "seed" else pa.string() for field in DB_FIELDS}
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message}\n")
+
+
+def _utc(text: str) -> datetime:
+    try:
+        return parse_time(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {text!r}") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _ArgumentParser(prog="python -m mrcrawl.db", description="Read a crawl db (the driver's --db).")
+    commands = parser.add_subparsers(dest="command", required=True)
+    stats_parser = commands.add_parser("stats", help="counts per status and per host, and how many URLs are due")
+    stats_parser.add_argument("db", metavar="DB", type=Path)
+    stats_parser.add_argument("--now", type=_utc, default=None, help="count URLs due at this UTC time (default: now)")
+    get_parser = commands.add_parser("get", help="one URL's record, as JSON")
+    get_parser.add_argument("db", metavar="DB", type=Path)
+    get_parser.add_argument("url", metavar="URL")
+    dump_parser = commands.add_parser("dump", help="every record, or those of one status")
+    dump_parser.add_argument("db", metavar="DB", type=Path)
+    dump_parser.add_argument("--status", choices=DB_STATUSES)
+    dump_parser.add_argument("--format", choices=DUMP_FORMATS, default="jsonl")
+    dump_parser.add_argument("-o", "--output", type=Path, help="the file to write (default: stdout; required for parquet)")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "stats":
+            print(stats(args.db, args.now or datetime.now(timezone.utc)))
+        elif args.command == "get":
+            record = find_record(args.db, args.url)
+            if record is None:
+                print(f"{parser.prog}: {args.url}: not in {args.db}", file=sys.stderr)
+                return 1
+            print(json.dumps(record, ensure_ascii=False, indent=2))
+        elif args.format == "parquet" and args.output is None:
+            parser.error("dump --format parquet: name the file with -o")
+        elif args.output is None:
+            dump(args.db, args.status, args.format, sys.stdout)
+        elif args.format == "parquet":
+            dump(args.db, args.status, args.format, str(args.output))
+        else:
+            with open(args.output, "w", encoding="utf-8") as output:
+                dump(args.db, args.status, args.format, output)
+    except NoCrawlDb as error:
+        print(f"{parser.prog}: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""The crawl db's update, run by real mrjob runners on a real crawl's stores.
+
+A crawl of the test web gives doc and out stores; DbBatch and DbMerge fold
+them into a partitioned db, layer after layer.  What must hold: every
+partition file is sorted and holds only its partition's URLs, one record per
+URL ever seen; a record the batch does not touch is copied byte for byte;
+and each record says what its last request gave.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from crawl_support import crawl, layer_docs, read_records, write_inputs
+from jobs.db_batch import MRDbBatch
+from jobs.db_merge import MRDbMerge
+from mrcrawl.frontier.crawldb import DB_META, create_db, partition_of
+from mrcrawl.store.records import DB_FIELDS, DB_STATUSES, FETCHED, REDIRECT, UNFETCHED
+from mrcrawl.testweb import start_test_web
+
+PARTITIONS = 4
+DEPTH = 2
+RUN = "2026-01-05T06:00:00.000Z"
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory) -> Path:
+    directory = tmp_path_factory.mktemp("crawldb")
+    with start_test_web(seed=1) as server:
+        seeds, conf, _ = write_inputs(server, directory)
+        output = directory / "crawl"
+        assert crawl(seeds, conf, output, DEPTH) == 0
+    return output
+
+
+def run_job(job_class, runner: str, inputs: list[Path], output: Path, *extra: str) -> None:
+    args = ["-r", runner, "--output-dir", str(output), "--db-partitions", str(PARTITIONS), *extra, *map(str, inputs)]
+    with job_class(args=args).make_runner() as job_runner:
+        job_runner.run()
+
+
+def empty_db(directory: Path) -> Path:
+    create_db(directory, PARTITIONS)
+    return directory
+
+
+def update(db: Path, crawl_dir: Path, layer: int, runner: str, scratch: Path) -> Path:
+    batch = scratch / f"batch-{layer}"
+    run_job(MRDbBatch, runner, sorted((crawl_dir / "doc" / str(layer)).glob("part-*"))
+            + sorted((crawl_dir / "out" / str(layer)).glob("part-*")), batch)
+    merged = scratch / f"db-{layer}"
+    batch_parts = [arg for part in sorted(batch.glob("part-*")) for arg in ("--batch-part", str(part))]
+    run_job(MRDbMerge, runner, sorted(db.glob("part-*")), merged, "--run", RUN, *batch_parts)
+    shutil.copy(db / DB_META, merged / DB_META)
+    return merged
+
+
+def partition_lines(db: Path) -> dict[int, list[bytes]]:
+    parts = sorted(db.glob("part-*"))
+    assert [part.name for part in parts] == [f"part-{n:05d}" for n in range(PARTITIONS)]
+    return {n: part.read_bytes().splitlines() for n, part in enumerate(parts)}
+
+
+def check_db(db: Path) -> dict[str, dict]:
+    """The db's records by URL, after checking the layout every update must keep."""
+    records = {}
+    for partition, lines in partition_lines(db).items():
+        keys = [line.split(b"\t", 1)[0] for line in lines]
+        assert keys == sorted(keys), f"partition {partition} is not sorted"
+        assert len(set(keys)) == len(keys), f"partition {partition} repeats a URL"
+    for url, record in read_records(db):
+        assert url not in records
+        assert partition_of(url, PARTITIONS) == int(_partition_file_of(db, url))
+        assert set(record) == set(DB_FIELDS) and record["status"] in DB_STATUSES
+        records[url] = record
+    return records
+
+
+def _partition_file_of(db: Path, url: str) -> str:
+    needle = f'"{url}"\t'.encode()
+    [part] = [part for part in db.glob("part-*") if needle in part.read_bytes()]
+    return part.name.removeprefix("part-")
+
+
+@pytest.mark.parametrize("runner", ["inline", "local"])
+def test_layers_fold_into_a_sorted_partitioned_db(crawled, runner, tmp_path):
+    db = empty_db(tmp_path / "db-empty")
+    seen: set[str] = set()
+    for layer in range(DEPTH):
+        before = partition_lines(db)
+        db = update(db, crawled, layer, runner, tmp_path)
+        records = check_db(db)
+        docs = layer_docs(crawled, layer)
+        touched = {doc["requested_url"] for doc in docs} | {doc["url"] for doc in docs}
+        touched |= {link for _, out in read_records(crawled / "out" / str(layer)) for link in out["outlinks"]}
+        seen |= touched
+        # One record per URL ever seen, and nothing else.
+        assert set(records) == seen
+        # What the batch did not touch is copied as the bytes it was.
+        after = {line for lines in partition_lines(db).values() for line in lines}
+        untouched = {line for lines in before.values() for line in lines
+                     if line.split(b"\t", 1)[0].decode()[1:-1] not in touched}
+        assert untouched <= after
+        for doc in docs:
+            record = records[doc["url"]]
+            assert record["fetched_at"] == doc["fetched_at"] and record["first_run"] == RUN
+            if doc["outcome"] == FETCHED:
+                assert record["status"] == FETCHED and record["digest"] and record["due_at"] > doc["fetched_at"]
+            if doc["url"] != doc["requested_url"]:
+                assert records[doc["requested_url"]]["status"] == REDIRECT
+    # Links of the last layer are known and not yet fetched.
+    assert any(record["status"] == UNFETCHED and record["first_layer"] == DEPTH for record in records.values())
+
+
+@pytest.fixture(scope="module")
+def db(crawled, tmp_path_factory) -> Path:
+    scratch = tmp_path_factory.mktemp("db")
+    db = empty_db(scratch / "db-empty")
+    for layer in range(DEPTH):
+        db = update(db, crawled, layer, "inline", scratch)
+    return db
+
+
+def reader(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mrcrawl.db", *args], capture_output=True, text=True, timeout=60)
+
+
+def test_stats_counts_statuses_hosts_and_due_urls(db):
+    records = check_db(db)
+    now = "2026-01-06T06:00:00.000Z"
+    result = reader("stats", str(db), "--now", now)
+    assert result.returncode == 0, result.stderr
+    due = sum(1 for record in records.values() if record["due_at"] and record["due_at"] <= now)
+    hosts = Counter(record["host"] for record in records.values())
+    assert result.stdout.splitlines()[0] == f"{db}: {len(records)} URLs, {len(hosts)} hosts, {due} due at {now}"
+    for status, count in Counter(record["status"] for record in records.values()).items():
+        assert f"  {status:<14} {count:>10}" in result.stdout.splitlines()
+    for host, count in hosts.items():
+        assert any(line.startswith(f"{host:<40} {count:>8}  ") for line in result.stdout.splitlines()), host
+
+
+def test_get_reads_one_record_or_says_it_is_not_there(db):
+    records = check_db(db)
+    url = sorted(records)[len(records) // 2]
+    found = reader("get", str(db), url)
+    assert found.returncode == 0 and json.loads(found.stdout) == records[url]
+    missing = reader("get", str(db), url + "-not-crawled")
+    assert missing.returncode == 1 and "not in" in missing.stderr
+
+
+def test_dump_jsonl_and_parquet_by_status(db, tmp_path):
+    import pyarrow.parquet as pq
+
+    records = check_db(db)
+    fetched = reader("dump", str(db), "--status", FETCHED)
+    assert fetched.returncode == 0
+    dumped = [json.loads(line) for line in fetched.stdout.splitlines()]
+    assert dumped and dumped == [record for record in records.values() if record["status"] == FETCHED]
+    parquet = tmp_path / "db.parquet"
+    assert reader("dump", str(db), "--format", "parquet", "-o", str(parquet)).returncode == 0
+    table = pq.read_table(parquet)
+    assert table.column_names == list(DB_FIELDS) and table.to_pylist() == list(records.values())
+
+
+def test_the_reader_refuses_what_is_not_a_db(tmp_path):
+    result = reader("stats", str(tmp_path))
+    assert result.returncode == 2 and "holds no crawl db (no db.json)" in result.stderr
+    create_db(tmp_path / "db", 2)
+    (tmp_path / "db" / "part-00001").unlink()
+    result = reader("dump", str(tmp_path / "db"))
+    assert result.returncode == 2 and "part-00001 is missing" in result.stderr
+    assert reader("dump", str(tmp_path / "db"), "--format", "parquet").returncode == 2
