@@ -5,17 +5,21 @@
 - server.py: `TestWebServer` / `start_test_web()` serve it on 127.0.0.2, .3,
   ... and log every request.
 - oracle.py: `expected_layers()` says what a correct crawl of it records.
+- daily.py: `DailyWeb`, a news web that changes day by day (new, updated,
+  deleted and failing articles), for recrawls; `start_daily_web()` serves it
+  one day at a time, and its methods are the ground truth of each day.
 
     with start_test_web(seed=1) as server:
         config = server.web.crawl_config()
         expected = expected_layers_for_config(server.web, config, server.seeds, depth=4)
 """
 
+from .daily import DailySpec, DailyWeb, start_daily_web
 from .model import AGENT_TOKEN, USER_AGENT, Host, Page, Robots, RobotsGroup, Web
 from .oracle import expected_layers, expected_layers_for_config, outcome_counts
 from .server import LogEntry, TestWebServer, start_test_web
 from .web import generate_web, seeds
 
-__all__ = ["AGENT_TOKEN", "USER_AGENT", "Host", "LogEntry", "Page", "Robots", "RobotsGroup",
-           "TestWebServer", "Web", "expected_layers", "expected_layers_for_config", "generate_web",
-           "outcome_counts", "seeds", "start_test_web"]
+__all__ = ["AGENT_TOKEN", "USER_AGENT", "DailySpec", "DailyWeb", "Host", "LogEntry", "Page", "Robots",
+           "RobotsGroup", "TestWebServer", "Web", "expected_layers", "expected_layers_for_config",
+           "generate_web", "outcome_counts", "seeds", "start_daily_web", "start_test_web"]

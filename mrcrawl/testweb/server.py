@@ -8,17 +8,25 @@ tests can check politeness (no overlap per host, gaps between starts).
     with TestWebServer(seed=1) as server:
         crawl(server.seeds, server.web.crawl_config())
         entries = server.log
+
+It serves a web with days (daily.py) one day at a time, switched by
+set_day() on the same addresses and port, and answers conditional requests
+for pages that carry validators (ETag, Last-Modified) with 304 Not Modified.
 """
 
 from __future__ import annotations
 
+import email.utils
 import errno
 import itertools
+import re
 import select
 import socket
 import threading
 import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from .model import Page, Web
@@ -30,6 +38,9 @@ STALL_STEP = 0.01
 
 # Idle keep-alive connections are closed after this long, as real servers do.
 IDLE_TIMEOUT = 60.0
+
+# One entity tag of an If-None-Match list: an opaque quoted string, maybe weak.
+ENTITY_TAG = re.compile(r'(?:W/)?"[^"]*"')
 
 
 @dataclass(frozen=True)
@@ -108,15 +119,18 @@ class _Handler(BaseHTTPRequestHandler):
         owner._request_started()
         sent_status, completed = None, False
         try:
-            page = owner.web.respond(self.server.server_name, self.path)
-            status, headers, body = owner._response(page, self.headers.get("Accept-Encoding", ""))
+            # One read: a request is answered from one day, whatever set_day() does meanwhile.
+            day, served = owner._serving
+            page = served.respond(self.server.server_name, self.path)
+            status, headers, body = owner._response(page, self.headers, day)
             if page.stall and not page.stall_after_headers and self._client_left_during(page.stall):
                 return
             self.send_response(status)
             sent_status = status
             for name, value in headers:
                 self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
+            if status != 304:  # a 304's Content-Length would have to be the 200's (RFC 9110 §8.6)
+                self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             if send_body:
                 if page.stall and page.stall_after_headers:
@@ -160,18 +174,24 @@ class TestWebServer:
     `port` serves on that port, and start() raises OSError (EADDRINUSE) when
     it is taken on any address; by default the OS picks a free one.
     `web_factory(port)` may build a custom Web instead of generate_web(); its
-    hosts must be the first `hosts` addresses from 127.0.0.2."""
+    hosts must be the first `hosts` addresses from 127.0.0.2.  With `day`, it
+    builds a web with days (daily.DailyWeb): the server serves that day of it,
+    and set_day() moves to another (daily.start_daily_web() does all this)."""
 
     __test__ = False  # not a pytest test class, whatever its name says
 
     def __init__(self, seed: int = 1, hosts: int = 8, *, port: int = 0, stall_seconds: float = 5.0,
-                 web_factory=None):
+                 web_factory=None, day: int | None = None):
         self.seed = seed
         self.host_count = hosts
         self.requested_port = port  # 0: any port free on every address
         self.stall_seconds = stall_seconds
         self.web_factory = web_factory
-        self.web: Web | None = None
+        self.first_day = day
+        self.web: Web | None = None  # or, with days, the DailyWeb
+        # The day served (None for a web without days) and what answers the
+        # requests: the web itself, or that day of it (daily.WebDay).
+        self._serving: tuple[int | None, object] = (None, None)
         self.port: int | None = None
         self._servers: list[_HostServer] = []
         self._threads: list[threading.Thread] = []
@@ -181,7 +201,7 @@ class TestWebServer:
         self._log: list[LogEntry] = []
         self._connection_ids = itertools.count(1)
         self._open_connections: set[socket.socket] = set()
-        self._flaky_seen: set[str] = set()
+        self._flaky_seen: set[tuple[int | None, str]] = set()
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -199,6 +219,8 @@ class TestWebServer:
                                         stall_seconds=self.stall_seconds)
             if list(self.web.addresses) != addresses or self.web.port != self.port:
                 raise ValueError("the web's hosts must be the served addresses and port")
+            served = self.web if self.first_day is None else self.web.on(self.first_day)
+            self._serving = (self.first_day, served)
         except BaseException:
             for server in self._servers:
                 server.server_close()
@@ -241,6 +263,22 @@ class TestWebServer:
         return seeds(self.web)
 
     @property
+    def day(self) -> int | None:
+        """The day served, or None when the web has no days."""
+        return self._serving[0]
+
+    def set_day(self, day: int) -> None:
+        """Serve `day` of the web from the next request on, on the same
+        addresses and port. Pages that fail once fail their first request of
+        the day again, even when `day` is the day already served."""
+        if self.day is None:
+            raise RuntimeError("this server's web has no days")
+        served = self.web.on(day)  # raises ValueError for a day the web does not have
+        with self._lock:
+            self._serving = (day, served)
+            self._flaky_seen.clear()
+
+    @property
     def log(self) -> list[LogEntry]:
         """A copy of the request log, in order of request start. (Entries are
         appended when a request ends, and a client may already have sent its
@@ -265,15 +303,21 @@ class TestWebServer:
 
     # -- used by the handlers -----------------------------------------------------
 
-    def _response(self, page: Page, accept_encoding: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    def _response(self, page: Page, request_headers: Message,
+                  day: int | None) -> tuple[int, list[tuple[str, str]], bytes]:
         """Status, headers (no Content-Length) and body bytes for one request."""
-        if page.flaky and self._first_request(page.url):
+        # Keyed by day too: a request still answered for the day before a
+        # set_day() does not use up the new day's failure.
+        if page.flaky and self._first_request((day, page.url)):
             return 503, [("Content-Type", "text/plain")], b"Temporarily unavailable; try again.\n"
+        if not_modified(page, request_headers):
+            return 304, list(page.headers), b""
         headers = [("Content-Type", page.content_type)] if page.content_type else []
         headers += list(page.headers)
         body = page.body
         if page.gzip_body is not None:
             headers.append(("Vary", "Accept-Encoding"))
+            accept_encoding = request_headers.get("Accept-Encoding", "")
             accepted = {token.split(";")[0].strip().lower() for token in accept_encoding.split(",")}
             if "gzip" in accepted:
                 headers.append(("Content-Encoding", "gzip"))
@@ -284,10 +328,11 @@ class TestWebServer:
         with self._lock:
             self._in_flight += 1
 
-    def _first_request(self, url: str) -> bool:
+    def _first_request(self, key: tuple[int | None, str]) -> bool:
+        """Whether this is the first request for a (day, URL) since the last reset."""
         with self._lock:
-            first = url not in self._flaky_seen
-            self._flaky_seen.add(url)
+            first = key not in self._flaky_seen
+            self._flaky_seen.add(key)
             return first
 
     def _connection_opened(self, connection: socket.socket) -> int:
@@ -311,6 +356,41 @@ class TestWebServer:
             self._log.append(entry)
             self._in_flight -= 1
             self._idle.notify_all()
+
+
+def not_modified(page: Page, request_headers: Message) -> bool:
+    """Whether a GET or HEAD of `page` answers 304 Not Modified (RFC 9110
+    §13.2.2): If-None-Match decides when the request has it, else
+    If-Modified-Since.  Only a 200 page with validators (ETag, Last-Modified
+    among its headers) takes part: the others ignore conditional requests, as
+    servers that keep no validators do."""
+    validators = {name.lower(): value for name, value in page.headers}
+    etag, last_modified = validators.get("etag"), validators.get("last-modified")
+    if page.status != 200 or (etag is None and last_modified is None):
+        return False
+    if_none_match = request_headers.get_all("If-None-Match")
+    if if_none_match:
+        listed = ", ".join(if_none_match)
+        if listed.strip() == "*":
+            return True  # any current representation matches
+        # The weak comparison: W/"x" and "x" match.
+        tags = {tag.removeprefix("W/") for tag in ENTITY_TAG.findall(listed)}
+        return etag is not None and etag.removeprefix("W/") in tags
+    if_modified_since = request_headers.get_all("If-Modified-Since") or []
+    if len(if_modified_since) != 1 or last_modified is None:
+        return False  # absent, or more than one date: ignored
+    since, modified = http_date(if_modified_since[0]), http_date(last_modified)
+    return since is not None and modified is not None and modified <= since
+
+
+def http_date(text: str) -> datetime | None:
+    """An HTTP date as an aware UTC datetime; None when `text` is not one."""
+    try:
+        moment = email.utils.parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    # A date in -0000 comes back naive; HTTP dates are UTC.
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment
 
 
 def bind_same_port(addresses: list[str], attempts: int = 50, port: int = 0) -> tuple[int, list[socket.socket]]:

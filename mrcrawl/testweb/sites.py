@@ -558,6 +558,12 @@ def build_world(b: WebBuilder, articles: list[str]) -> None:
 def article_text(rng: random.Random) -> tuple[str, tuple[str, ...]]:
     subject, verb, obj = rng.choice(SUBJECTS), rng.choice(VERBS), rng.choice(OBJECTS)
     title = f"{subject} {verb} {obj}"
+    return title, article_paragraphs(rng)
+
+
+def article_paragraphs(rng: random.Random) -> tuple[str, ...]:
+    """Three paragraphs of article text (the daily web's articles keep their
+    title when an update draws a new text)."""
     paragraphs = []
     for _ in range(3):
         sentences = [
@@ -567,7 +573,7 @@ def article_text(rng: random.Random) -> tuple[str, tuple[str, ...]]:
         ]
         rng.shuffle(sentences)
         paragraphs.append(" ".join(sentences))
-    return title, tuple(paragraphs)
+    return tuple(paragraphs)
 
 
 def plan_articles(b: WebBuilder, seed_homes: list[Host]) -> tuple[list[ArticlePlan], dict[str, list[str]]]:
