@@ -23,7 +23,8 @@ only when it is asked for.
 
     with start_daily_web(DailySpec()) as server:  # serves day 1
         web = server.web
-        crawl(web.seed_urls, web.crawl_config(), now=web.date_iso(1))
+        web.seed_urls, web.crawl_config()  # what a crawl of it starts from
+        web.date_iso(1)              # the moment day 1 stands for
         server.set_day(2)
         web.events(2).deleted        # what a recrawl on day 2 must notice
         web.reachable(2, depth=3)    # what a crawl of 3 layers requests on day 2
