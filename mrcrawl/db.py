@@ -17,8 +17,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mrcrawl.frontier.crawldb import NoCrawlDb, find_record, read_db
-from mrcrawl.frontier.db_update import format_time, parse_time
-from mrcrawl.store.records import DB_FIELDS, DB_STATUSES
+from mrcrawl.frontier.db_update import parse_time
+from mrcrawl.store.records import DB_FIELDS, DB_STATUSES, iso_utc
 
 DUMP_FORMATS = ("jsonl", "parquet")
 PARQUET_ROWS = 50_000  # rows per Parquet row group: what a dump holds in memory at once
@@ -28,7 +28,7 @@ def stats(db: Path, now: datetime) -> str:
     statuses: Counter = Counter()
     hosts: dict[str, Counter] = defaultdict(Counter)
     due = 0
-    moment = format_time(now)
+    moment = iso_utc(now)
     for _, record in read_db(db):
         statuses[record["status"]] += 1
         hosts[record["host"]][record["status"]] += 1

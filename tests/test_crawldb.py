@@ -21,6 +21,7 @@ from crawl_support import crawl, layer_docs, read_records, write_inputs
 from jobs.db_batch import MRDbBatch
 from jobs.db_merge import MRDbMerge
 from mrcrawl.frontier.crawldb import DB_META, create_db, partition_of
+from mrcrawl.store.crawl_reader import read_part
 from mrcrawl.store.records import DB_FIELDS, DB_STATUSES, FETCHED, REDIRECT, UNFETCHED
 from mrcrawl.testweb import start_test_web
 
@@ -73,19 +74,12 @@ def check_db(db: Path) -> dict[str, dict]:
     for partition, lines in partition_lines(db).items():
         keys = [line.split(b"\t", 1)[0] for line in lines]
         assert keys == sorted(keys), f"partition {partition} is not sorted"
-        assert len(set(keys)) == len(keys), f"partition {partition} repeats a URL"
-    for url, record in read_records(db):
-        assert url not in records
-        assert partition_of(url, PARTITIONS) == int(_partition_file_of(db, url))
-        assert set(record) == set(DB_FIELDS) and record["status"] in DB_STATUSES
-        records[url] = record
+        for url, record in read_part(db / f"part-{partition:05d}"):
+            assert url not in records, f"{url} is stored twice"
+            assert partition_of(url, PARTITIONS) == partition
+            assert set(record) == set(DB_FIELDS) and record["status"] in DB_STATUSES
+            records[url] = record
     return records
-
-
-def _partition_file_of(db: Path, url: str) -> str:
-    needle = f'"{url}"\t'.encode()
-    [part] = [part for part in db.glob("part-*") if needle in part.read_bytes()]
-    return part.name.removeprefix("part-")
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])

@@ -29,12 +29,14 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from mrcrawl.page.urls import host_key
+from mrcrawl.store.crawl_reader import read_part
+from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.protocols import Utf8JsonProtocol
 
 DB_FORMAT = 1
 DB_META = "db.json"
 DEFAULT_PARTITIONS = 16
-PARTITION_DIGITS = 5  # as in part-00000: a batch key's prefix sorts as the partition does
+PARTITION_DIGITS = 5  # a batch key's prefix has a fixed width, so it sorts as the partition does
 
 _lines = Utf8JsonProtocol()
 
@@ -61,6 +63,11 @@ def url_of_batch_key(key: str) -> str:
     return key.split(" ", 1)[1]
 
 
+def key_bytes(url: str) -> bytes:
+    """A URL as the db's lines start with it: what a partition file is sorted by."""
+    return _lines.write(url, None).split(b"\t", 1)[0]
+
+
 def partition_updates(batch_lines: Iterable[bytes], partition: int) -> list[tuple[bytes, str, dict]]:
     """This partition's updates, as (the URL's key bytes in the db, URL, update),
     sorted as the partition file is.  The other partitions' lines are skipped
@@ -71,7 +78,7 @@ def partition_updates(batch_lines: Iterable[bytes], partition: int) -> list[tupl
         if line.startswith(prefix):
             key, update = _lines.read(line.rstrip(b"\r\n"))
             url = url_of_batch_key(key)
-            updates.append((_lines.write(url, None).split(b"\t", 1)[0], url, update))
+            updates.append((key_bytes(url), url, update))
     updates.sort(key=lambda item: item[0])
     return updates
 
@@ -144,21 +151,18 @@ def db_partitions(directory: Path) -> int:
 
 
 def partition_path(directory: Path, partition: int) -> Path:
-    return directory / f"part-{partition:0{PARTITION_DIGITS}d}"
+    return Path(CrawlStore.part_file(directory, partition))
 
 
 def read_db(directory: Path) -> Iterator[tuple[str, dict]]:
     """Every (URL, record) of the db, partition by partition, in key order."""
     for partition in range(db_partitions(directory)):
-        with open(partition_path(directory, partition), "rb") as lines:
-            for line in lines:
-                if line.strip():
-                    yield _lines.read(line.rstrip(b"\r\n"))
+        yield from read_part(partition_path(directory, partition))
 
 
 def find_record(directory: Path, url: str) -> dict | None:
     """The db record of `url`, read from its partition only, or None."""
-    wanted = _lines.write(url, None).split(b"\t", 1)[0]
+    wanted = key_bytes(url)
     with open(partition_path(directory, partition_of(url, db_partitions(directory))), "rb") as lines:
         for line in lines:
             key = line.split(b"\t", 1)[0]

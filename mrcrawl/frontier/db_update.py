@@ -27,6 +27,7 @@ from mrcrawl.store.records import (
     NOT_MODIFIED,
     REDIRECT,
     ROBOTS_DENIED,
+    iso_utc,
     new_db_record,
     payload_digest,
     response_body,
@@ -56,11 +57,8 @@ class RevisitPolicy:
 
 
 def parse_time(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(timezone.utc)
-
-
-def format_time(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """A record's time (iso_utc), or any ISO 8601 time, as an aware UTC datetime."""
+    return datetime.fromisoformat(text).astimezone(timezone.utc)
 
 
 def _header(doc: dict, name: str) -> str | None:
@@ -170,7 +168,7 @@ def _take_fetch(record: dict, fetch: dict, policy: RevisitPolicy) -> None:
         else:
             record["status"], interval = FAILED, policy.retry_interval
         record["interval"] = record["interval"] or policy.first_interval  # kept for when it answers again
-        record["due_at"] = format_time(fetched_at + timedelta(seconds=interval))
+        record["due_at"] = iso_utc(fetched_at + timedelta(seconds=interval))
         return
     record["failures"] = 0
     if fetch["status"] == 304:
@@ -195,4 +193,4 @@ def _take_fetch(record: dict, fetch: dict, policy: RevisitPolicy) -> None:
     else:  # 404, 410 and the other final HTTP errors
         record["status"], interval = GONE, policy.max_interval
     record["interval"] = interval
-    record["due_at"] = format_time(fetched_at + timedelta(seconds=interval))
+    record["due_at"] = iso_utc(fetched_at + timedelta(seconds=interval))

@@ -97,8 +97,13 @@ def new_db_record(url: str, host: str) -> dict:
     return record
 
 
+def iso_utc(moment: datetime) -> str:
+    """`moment` as every record writes a time: ISO 8601 in UTC, milliseconds, Z."""
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def utc_now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return iso_utc(datetime.now(timezone.utc))
 
 
 def new_doc(requested_url: str, layer: int) -> dict:
