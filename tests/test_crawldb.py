@@ -165,6 +165,8 @@ def test_dump_jsonl_and_parquet_by_status(db, tmp_path):
 def test_the_reader_refuses_what_is_not_a_db(tmp_path):
     result = reader("stats", str(tmp_path))
     assert result.returncode == 2 and "holds no crawl db (no db.json)" in result.stderr
+    result = reader("get", str(tmp_path / "absent"), "http://127.0.0.2/")
+    assert result.returncode == 2 and f"{tmp_path / 'absent'}: no such directory" in result.stderr
     create_db(tmp_path / "db", 2)
     (tmp_path / "db" / "part-00001").unlink()
     result = reader("dump", str(tmp_path / "db"))

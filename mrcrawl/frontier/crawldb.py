@@ -135,6 +135,8 @@ def create_db(directory: Path, partitions: int = DEFAULT_PARTITIONS) -> None:
 
 def db_partitions(directory: Path) -> int:
     """How many partitions the db in `directory` has, after checking it is one."""
+    if not directory.is_dir():
+        raise NoCrawlDb(f"{directory}: no such directory")
     meta_path = directory / DB_META
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
