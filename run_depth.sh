@@ -5,7 +5,10 @@
 # Cron-friendly daily crawl.  Crawls <seeds>/<lang>.txt with
 # <seeds>/<lang>.yaml, depth 3 unless told, into <root>/<lang>/<YYYY-MM-DD>/:
 # one directory per language and day (the UTC date the run started), as the
-# thesis crawled every language once a day.  "all" crawls every <lang>.yaml
+# thesis crawled every language once a day.  The day's runs of a language
+# share its crawl db, <root>/<lang>/db: each run fetches the seeds, the
+# pages due again and the URLs it has never fetched, and its xml/ holds the
+# pages that are new or changed since.  "all" crawls every <lang>.yaml
 # in <seeds>.  Arguments after -- go to the driver (python -m mrcrawl.driver).
 # The driver's output is appended to <root>/<lang>/<YYYY-MM-DD>.log.
 # If that day's directory already holds a crawl, the run continues it with
@@ -125,7 +128,7 @@ crawl_language() {
     # -u: the driver's stdout and stderr reach the log in the order written,
     # so the end of the log, shown when a language fails, is its last word.
     "$python" -u -m mrcrawl.driver "$seeds/$lang.txt" --depth "$depth" --conf "$seeds/$lang.yaml" \
-        --output "$out" "${args[@]}" >>"$log" 2>&1
+        --output "$out" --db "$root/$lang/db" "${args[@]}" >>"$log" 2>&1
     local status=$?
     echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) exit status $status" >>"$log"
     return $status

@@ -1,48 +1,47 @@
 """Job 1, Crawler: fetch one layer's frontier.
 
-Map: frontier URL -> (host key, URL); the host key is the partitioner, so all
-of a host's URLs reach one reducer call on one machine and politeness can be
-kept there.  Combine: drop duplicate URLs.  Reduce: the threaded fetcher,
-fed host by host, yields one doc record per URL.
+Map: frontier entry -> (host key, [rank, URL, entry]); the host key is the
+partitioner, so all of a host's URLs reach one reducer call on one machine
+and politeness can be kept there, in the order of their ranks.  Combine:
+drop duplicate URLs.  Reduce: the threaded fetcher, fed host by host,
+yields one doc record per URL.
 """
 from mrjob.job import MRJob
 
 from mrcrawl.fetch.fetcher import Fetcher
-from mrcrawl.frontier.cycle_filter import unique_adjacent
+from mrcrawl.frontier.generate import unique_adjacent
 from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.mr.onewave import OneWaveJob
 from mrcrawl.page.urls import host_key
-from mrcrawl.store.protocols import UrlLineProtocol, Utf8JsonProtocol
+from mrcrawl.store.protocols import Utf8JsonProtocol
 from mrcrawl.store.records import error_kind
 
 
 # All of a task's hosts are fetched at once, so the reduce must not run in
 # waves (see mrcrawl/mr/onewave.py).
 class MRCrawler(OneWaveJob, CrawlJobOptions, MRJob):
-    INPUT_PROTOCOL = UrlLineProtocol
+    INPUT_PROTOCOL = Utf8JsonProtocol
     INTERNAL_PROTOCOL = Utf8JsonProtocol
     OUTPUT_PROTOCOL = Utf8JsonProtocol
-    SORT_VALUES = True  # a host's URLs arrive sorted, so duplicates are adjacent
+    SORT_VALUES = True  # a host's URLs arrive by rank, then URL, so duplicates are adjacent
     JOBCONF = {
         # A second attempt of a fetch task would hit the same hosts at once.
         "mapreduce.reduce.speculative": "false",
     }
 
-    def mapper(self, _, url):
-        if url:
-            self.increment_counter("crawl", "urls in")
-            yield host_key(url), url
+    def mapper(self, url, entry):
+        self.increment_counter("crawl", "urls in")
+        yield host_key(url), [entry["rank"], url, entry]
 
-    def combiner(self, host, urls):
-        for url in unique_adjacent(urls):
-            yield host, url
+    def combiner(self, host, ranked):
+        yield from ((host, value) for value in unique_adjacent(ranked))
 
     def reducer_init(self):
         self.fetcher = Fetcher(self.config, self.layer, on_progress=self.report_progress)
 
-    def reducer(self, host, urls):
-        for url in unique_adjacent(urls):
-            self.fetcher.add(url)
+    def reducer(self, host, ranked):
+        for _, url, entry in unique_adjacent(ranked):
+            self.fetcher.add(url, entry)
             yield from self.emit(self.fetcher.completed())
 
     def reducer_final(self):

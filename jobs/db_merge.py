@@ -3,33 +3,33 @@ share of the batch in one sequential pass.
 
 Map (one task per partition file, read whole): take the partition's updates
 from the batch, sort them, and write the partition back in key order, with
-each update applied and every untouched record copied as it was.
+each update applied (the revisit policy, and the cycle filter's queue mark
+for the next layer) and every untouched record copied as it was.
 """
-from pathlib import PurePosixPath
-
 from mrjob.job import MRJob
 
-from mrcrawl.frontier.crawldb import merge_partition, partition_updates
+from mrcrawl.frontier.crawldb import merge_partition, partition_number, partition_updates
 from mrcrawl.frontier.db_update import RevisitPolicy, apply_update
 from mrcrawl.mr.dbconf import DbJobOptions
+from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.mr.onewave import OneWaveJob
 from mrcrawl.store.protocols import UndecodedRecordProtocol
 
 
-class MRDbMerge(OneWaveJob, DbJobOptions, MRJob):
+class MRDbMerge(OneWaveJob, CrawlJobOptions, DbJobOptions, MRJob):
     OUTPUT_PROTOCOL = UndecodedRecordProtocol
 
     def mapper_raw(self, partition_path, partition_uri):
-        partition = int(PurePosixPath(partition_uri).name.removeprefix("part-"))
-        updates = partition_updates(self._batch_lines(), partition)
-        policy = RevisitPolicy()
-
-        added = 0
+        updates = partition_updates(self.batch_lines(), partition_number(partition_uri))
+        policy = RevisitPolicy.from_config(self.config.revisit)
+        added = queued = 0
 
         def apply(record, url, update):
-            nonlocal added
+            nonlocal added, queued
             added += record is None
-            return apply_update(record, url, update, self.options.run, policy)
+            updated = apply_update(record, url, update, self.options.run, self.layer, policy)
+            queued += updated["queued"] is not None and updated["queued"] != (record or {}).get("queued")
+            return updated
 
         urls = 0
         with open(partition_path, "rb") as stored:
@@ -37,14 +37,10 @@ class MRDbMerge(OneWaveJob, DbJobOptions, MRJob):
                 urls += 1
                 yield tuple(line.split(b"\t", 1))
         # Counted once per task: a counter update per line would cost a write each.
-        self.increment_counter("db", "urls", urls)
-        self.increment_counter("db", "urls added", added)
-        self.increment_counter("db", "urls updated", len(updates) - added)
-
-    def _batch_lines(self):
-        for part in self.options.batch_part:
-            with open(part, "rb") as lines:
-                yield from lines
+        self.increment_counter("dbupdate", "urls", urls)
+        self.increment_counter("dbupdate", "urls added", added)
+        self.increment_counter("dbupdate", "urls updated", len(updates) - added)
+        self.increment_counter("dbupdate", "urls queued", queued)
 
 
 if __name__ == "__main__":

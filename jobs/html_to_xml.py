@@ -1,9 +1,15 @@
-"""Job 5, HtmlToXml (map only): each indexable fetched page -> `url TAB <page>...</page>`."""
+"""Job 5, HtmlToXml (map only): each indexable page of the run's increment -> `url TAB <page>...</page>`.
+
+The increment is what the index has not seen: pages fetched for the first
+time, and pages whose change signature differs from their last fetch's
+(mrcrawl/page/change.py).  A refetched page that did not change, or that
+the server said was not modified, gets no XML.
+"""
 from mrjob.job import MRJob
 
 from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.mr.onewave import OneWaveJob
-from mrcrawl.output.pagexml import page_to_xml
+from mrcrawl.output.pagexml import page_to_xml, unchanged_since_last_fetch
 from mrcrawl.store.protocols import TextLineProtocol, Utf8JsonProtocol
 from mrcrawl.store.records import FETCHED
 
@@ -14,9 +20,13 @@ class MRHtmlToXml(OneWaveJob, CrawlJobOptions, MRJob):
 
     def mapper(self, url, doc):
         self.increment_counter("xml", "records in")
-        if doc["outcome"] == FETCHED and doc["meta_index"]:
-            self.increment_counter("xml", "pages")
-            yield url, page_to_xml(doc, self.config.language)
+        if doc["outcome"] != FETCHED or not doc["meta_index"]:
+            return
+        if unchanged_since_last_fetch(doc):
+            self.increment_counter("xml", "unchanged")
+            return
+        self.increment_counter("xml", "pages")
+        yield url, page_to_xml(doc, self.config.language)
 
 
 if __name__ == "__main__":

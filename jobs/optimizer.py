@@ -1,32 +1,27 @@
-"""Job 3, Optimizer: the cycle filter that makes the next layer's frontier.
+"""Job 3, Optimizer (map only): the cycle filter's next frontier, read from the crawl db.
 
-Map: every URL attempted on any layer so far (the in/ stores, and the keys
-of the out/ stores) -> (url, SEEN); every outlink of this layer -> (url, NEW).
-Reduce: a URL none of whose marks is SEEN enters the next frontier, once.
+The cycle filter itself ran in DbMerge: a URL linked on this layer that the
+db had never fetched, on this run or any other, was queued there for the
+next layer.  Map (one task per db partition file, read whole): every URL
+queued for the next layer, with its frontier entry.
 """
 from mrjob.job import MRJob
 
-from mrcrawl.frontier.cycle_filter import optimizer_marks
+from mrcrawl.frontier.generate import queued_for
+from mrcrawl.mr.dbconf import DbJobOptions
 from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.mr.onewave import OneWaveJob
-from mrcrawl.store.protocols import UrlLineProtocol, Utf8JsonProtocol
+from mrcrawl.store.protocols import Utf8JsonProtocol
 
 
-class MROptimizer(OneWaveJob, CrawlJobOptions, MRJob):
-    INPUT_PROTOCOL = UrlLineProtocol
-    INTERNAL_PROTOCOL = Utf8JsonProtocol
-    OUTPUT_PROTOCOL = UrlLineProtocol
+class MROptimizer(OneWaveJob, CrawlJobOptions, DbJobOptions, MRJob):
+    OUTPUT_PROTOCOL = Utf8JsonProtocol
 
-    def mapper(self, _, line):
-        yield from optimizer_marks(line, self.layer)
-
-    def combiner(self, url, marks):
-        yield url, any(marks)
-
-    def reducer(self, url, marks):
-        if not any(marks):
-            self.increment_counter("optimize", "new urls")
-            yield None, url
+    def mapper_raw(self, partition_path, partition_uri):
+        with open(partition_path, "rb") as stored:
+            for url, entry in queued_for(stored, self.options.run, self.layer + 1):
+                self.increment_counter("optimize", "new urls")
+                yield url, entry
 
 
 if __name__ == "__main__":

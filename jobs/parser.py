@@ -1,7 +1,9 @@
-"""Job 2, Parser (map only): each doc record -> its outlinks, within the crawl's scope.
+"""Job 2, Parser (map only): each doc record -> its out record: its outlinks
+within the crawl's scope, and what the revisit policy reads of the page.
 
-A fetched page yields its links (type 0) unless it says nofollow; a redirect
-yields its target (type 1); every other record yields an empty list.
+A fetched page yields its links (type 0) unless it says nofollow, its change
+signature and whether it is a hub; a redirect yields its target (type 1);
+every other record yields an empty list.
 """
 from mrjob.job import MRJob
 
@@ -20,7 +22,7 @@ class MRParser(OneWaveJob, CrawlJobOptions, MRJob):
         self.scope = UrlFilter(self.config.url_allow, self.config.url_deny)
 
     def mapper(self, url, doc):
-        out = out_record(doc, self.scope)
+        out = out_record(doc, self.scope, self.config.revisit.hub_link_density)
         self.increment_counter("parse", "records in")
         self.increment_counter("parse", "outlinks", len(out["outlinks"]))
         yield url, out

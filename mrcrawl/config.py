@@ -9,11 +9,18 @@ them: `mrcrawl/<version> (+<contact>)`, the contact coming from the config's
 `contact` key or else the MRCRAWL_CONTACT environment variable.  Without one
 the config is refused.  The checked config holds the finished User-Agent, so
 the jobs that read it need no environment.
+
+The `revisit:` mapping holds the crawl db's revisit policy (RevisitConfig):
+how often hub pages and articles are fetched again, how an article's
+interval grows and shrinks, how long transient failures are retried.  Each
+of its keys is optional and checked like the top-level keys; an error names
+it as `revisit.<key>`.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -42,6 +49,22 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
+class RevisitConfig:
+    """The revisit policy of the crawl db.  Durations are in days (floats:
+    0.5 is twelve hours); the loader has checked every value and relation."""
+
+    hub_days: float = 1.0  # a hub page (home, section) is revisited this often: on every daily run
+    first_days: float = 7.0  # an article's first revisit interval
+    min_days: float = 1.0  # the shortest interval of an article
+    max_days: float = 30.0  # the longest; gone URLs are checked again after this long
+    grow: float = 1.5  # the interval's factor when an article was unchanged
+    shrink: float = 0.5  # the interval's factor when an article changed
+    retry_days: float = 1.0  # a transient failure is retried after this long...
+    retry_runs: int = 3  # ...on at most this many runs in a row; then the URL is gone
+    hub_link_density: float = 0.5  # a page whose visible text is this much link text is a hub
+
+
+@dataclass(frozen=True)
 class CrawlConfig:
     language: str
     user_agent: str
@@ -57,13 +80,22 @@ class CrawlConfig:
     max_crawl_delay: float = 30.0
     allow_private_networks: bool = False
     proxy: str | None = None
+    revisit: RevisitConfig = field(default_factory=RevisitConfig)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), ensure_ascii=False, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> "CrawlConfig":
-        return cls(**json.loads(text))
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "CrawlConfig":
+        """The config a checked config's JSON object (to_json's) stands for.
+        One written before `revisit` existed gets the default policy."""
+        values = dict(values)
+        values["revisit"] = RevisitConfig(**(values.get("revisit") or {}))
+        return cls(**values)
 
 
 def _is_int(value) -> bool:
@@ -128,9 +160,38 @@ _RULES = {
     "max_crawl_delay": (lambda v: _is_number(v) and v >= 0, "a number of seconds >= 0"),
     "allow_private_networks": (lambda v: isinstance(v, bool), "true or false"),
     "proxy": (_proxy_url, "an http:// or https:// proxy URL, or null"),
+    "revisit": (lambda v: v is None or isinstance(v, dict), "a mapping of revisit settings (revisit.<key>: value)"),
 }
 _REQUIRED = ("language",)
 _FLOATS = ("delay", "timeout", "max_crawl_delay")
+
+
+def _finite(value) -> bool:
+    return _is_number(value) and math.isfinite(value)
+
+
+def _days(value) -> bool:
+    return _finite(value) and value > 0
+
+
+def _share(value) -> bool:
+    return _finite(value) and 0 < value <= 1
+
+
+# The keys of `revisit:`, checked as _RULES checks the top level.
+_REVISIT_RULES = {
+    "hub_days": (_days, "a number of days > 0"),
+    "first_days": (_days, "a number of days > 0"),
+    "min_days": (_days, "a number of days > 0"),
+    "max_days": (_days, "a number of days > 0"),
+    "grow": (lambda v: _finite(v) and v >= 1, "a number >= 1 (the factor of an unchanged article's interval)"),
+    "shrink": (_share, "a number > 0 and <= 1 (the factor of a changed article's interval)"),
+    "retry_days": (_days, "a number of days > 0"),
+    "retry_runs": (lambda v: _is_int(v) and v >= 1, "a whole number >= 1"),
+    "hub_link_density": (_share, "a number > 0 and <= 1 (the share of a page's visible text that is link text)"),
+}
+# (smaller, larger): the first may not exceed the second.
+_REVISIT_ORDER = (("min_days", "first_days"), ("first_days", "max_days"), ("hub_days", "max_days"))
 
 
 def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> CrawlConfig:
@@ -178,12 +239,40 @@ def config_from_mapping(data: dict, source: str, default_name: str, environ: Map
             except re.error as error:
                 raise ConfigError(source, f"{key}[{index}]", f"bad regular expression {pattern!r}: {error}") from None
     values = dict(data)
+    values["revisit"] = _revisit_config(data.get("revisit") or {}, source)
     values["user_agent"] = _user_agent(values.pop("contact", None), values.get("user_agent"), source, environ)
     values.setdefault("name", default_name)
     for key in _FLOATS:
         if key in values:
             values[key] = float(values[key])
     return CrawlConfig(**values)
+
+
+def _revisit_config(data: dict, source: str) -> RevisitConfig:
+    """The checked `revisit:` mapping; an error names `revisit.<key>`."""
+    for key in data:
+        if key not in _REVISIT_RULES:
+            known = ", ".join(sorted(_REVISIT_RULES))
+            raise ConfigError(source, f"revisit.{key}", f"unknown key (known keys of revisit: {known})")
+    for key, value in data.items():
+        accepts, expected = _REVISIT_RULES[key]
+        if not accepts(value):
+            raise ConfigError(source, f"revisit.{key}", f"must be {expected}, got {value!r}")
+    defaults = RevisitConfig()
+    merged = {**dataclasses.asdict(defaults), **data}
+
+    def shown(key: str) -> str:
+        return repr(data[key]) if key in data else f"{merged[key]:g}, the default"
+
+    for smaller, larger in _REVISIT_ORDER:
+        if merged[smaller] > merged[larger]:
+            # Blame the key the file sets: the default of the other one is not the file's mistake.
+            if larger in data:
+                raise ConfigError(source, f"revisit.{larger}",
+                                  f"must be >= revisit.{smaller} ({shown(smaller)}), got {data[larger]!r}")
+            raise ConfigError(source, f"revisit.{smaller}",
+                              f"must be <= revisit.{larger} ({shown(larger)}), got {data[smaller]!r}")
+    return RevisitConfig(**{key: value if key == "retry_runs" else float(value) for key, value in merged.items()})
 
 
 def _user_agent(contact: str | None, user_agent: str | None, source: str, environ: Mapping[str, str]) -> str:

@@ -78,8 +78,9 @@ def _parquet_types() -> dict:
 
     integers = {"first_layer", "hops", "fetch_count", "http_status", "failures"}
     floats = {"interval", "score"}
+    booleans = {"seed", "hub"}
     return {field: pa.int64() if field in integers else pa.float64() if field in floats
-            else pa.bool_() if field == "seed" else pa.string() for field in DB_FIELDS}
+            else pa.bool_() if field in booleans else pa.string() for field in DB_FIELDS}
 
 
 class _ArgumentParser(argparse.ArgumentParser):

@@ -1,11 +1,15 @@
-"""The crawl driver: `python -m mrcrawl.driver SEEDS --depth N --conf CONF`.
+"""The crawl driver: `python -m mrcrawl.driver SEEDS --depth N --conf CONF [--db DB] [--now TIME]`.
 
-It loops over layers as the thesis's Crawler does: crawl the frontier, parse
-the pages, run the cycle filter to make the next frontier; after the last
-layer it merges the layers' pages and turns them into XML.  Every step is one
-mrjob job run by the chosen runner; the driver itself only moves directories
-and keeps the record of what is done, so `--resume` can pick up after the
-last finished step.
+It loops over layers as the thesis's Crawler does, with a crawl db that
+remembers every URL across runs (frontier/crawldb.py):
+- layer 0's frontier is generated from the seeds and the db's due URLs;
+- each layer is crawled and parsed, and what it found is merged into the
+  db (DbBatch, then DbMerge, which also runs the cycle filter);
+- the next layer's frontier is what the cycle filter queued (Optimizer).
+After the last layer it merges the layers' pages and turns the new and
+changed ones into XML.  Every step is one mrjob job run by the chosen
+runner; the driver itself only moves directories and keeps the record of
+what is done, so `--resume` can pick up after the last finished step.
 """
 from __future__ import annotations
 
@@ -31,6 +35,9 @@ from mrjob.job import MRJob
 from mrjob.parse import is_uri
 
 from jobs.crawler import MRCrawler
+from jobs.db_batch import MRDbBatch
+from jobs.db_merge import MRDbMerge
+from jobs.generator import MRGenerator
 from jobs.html_to_xml import MRHtmlToXml
 from jobs.merge import MRMerge
 from jobs.optimizer import MROptimizer
@@ -39,11 +46,13 @@ from jobs.parser import MRParser
 from mrcrawl.config import ConfigError, CrawlConfig, load_config
 from mrcrawl.export import EXPORT_KINDS, run_exports
 from mrcrawl.export import describe as describe_export
+from mrcrawl.frontier.crawldb import DB_LOCK, DB_META, CrawlDb, NoCrawlDb
+from mrcrawl.mr.dbconf import DbJobOptions
 from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.page.urls import UrlFilter, normalize_url
 from mrcrawl.store.cluster_store import ClusterCrawlStore, is_cluster_path
 from mrcrawl.store.crawl_store import CRAWL_STATE, STARTUP_LEFTOVERS, STATE_FORMAT, CrawlStore
-from mrcrawl.store.records import FETCHED, OUTCOMES
+from mrcrawl.store.records import FETCHED, NOT_MODIFIED, OUTCOMES, iso_utc
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr")
 # Runners whose tasks import the package from a zip (local tasks are forked
@@ -121,6 +130,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--depth", type=int, required=True, help="number of layers (layer 0 is the seeds)")
     parser.add_argument("--conf", required=True, help="YAML crawl config")
     parser.add_argument("--output", help="crawl directory (default: crawl/<config name>)")
+    parser.add_argument("--db", help="crawl db shared by the runs of these sites (default: <output>/db); made if missing")
+    parser.add_argument("--now", type=_utc_time, help="behave as if the run started at this UTC time, ISO 8601 (default: now)")
     parser.add_argument("--runner", default="inline", choices=RUNNERS, help="mrjob runner (default: inline)")
     parser.add_argument("--resume", action="store_true", help="continue the crawl in --output after its last finished step")
     parser.add_argument(
@@ -146,7 +157,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         raise UsageError(f"mrcrawl: --export: exports read local disk; copy {args.output} down and run python -m mrcrawl.export")
     if args.runner in LOCAL_DISK_RUNNERS and args.output and is_cluster_path(args.output):
         raise UsageError(f"mrcrawl: --output {args.output}: the {args.runner} runner works on local disk; use spark, hadoop or emr")
+    if args.db and is_cluster_path(args.db) != bool(args.output and is_cluster_path(args.output)):
+        raise UsageError(f"mrcrawl: --db {args.db}: must be on the filesystem of --output (local disk, or the cluster's)")
+    if args.runner == "spark" and args.output and is_cluster_path(args.output):
+        # The db's jobs read each partition file whole (mapper_raw), which
+        # mrjob's Spark runner cannot; on a local master they run on the
+        # local runner instead (see Crawl.runner_args).
+        raise UsageError(f"mrcrawl: --runner spark: the crawl db's jobs cannot run on a Spark cluster; "
+                         "use --runner hadoop or emr, or a local master and local --output")
     return args
+
+
+def _utc_time(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 time: {text!r} (e.g. 2026-01-05T06:00:00Z)") from None
+    return moment.replace(tzinfo=moment.tzinfo or timezone.utc)
 
 
 def read_seeds(path: str, scope: UrlFilter) -> tuple[list[str], list[str]]:
@@ -196,6 +223,7 @@ class Crawl:
 
     def __init__(self, store: CrawlStore, state: dict, config: CrawlConfig, args: argparse.Namespace, say=print):
         self.store = store
+        self.db = crawl_db(state["db"])
         self.state = state
         self.config = config
         self.runner = args.runner
@@ -204,25 +232,21 @@ class Crawl:
         self.ran: list[str] = []  # the steps this run has done, in order
         self._scratch = contextlib.ExitStack()  # this run's temporary files, removed by close()
         self._runner_args = ["-r", self.runner]
-        if args.mrjob_conf:
-            self._runner_args += ["--conf-path", args.mrjob_conf]
+        conf_args = ["--conf-path", args.mrjob_conf] if args.mrjob_conf else []
+        self._runner_args += conf_args
         spark_master = args.spark_master or (None if args.mrjob_conf else "local[*]")
         on_this_machine = self.runner == "local" or (self.runner == "spark" and (spark_master or "").startswith("local"))
+        # Jobs that read whole files (the db's) cannot run on mrjob's Spark
+        # runner: there, on a local master, they run on the local runner.
+        self._whole_file_runner_args = ["-r", "local", *conf_args, *local_task_args()]
         if self.runner == "local":
-            # The tasks have the package and mrjob already.  Shipping either
-            # (mrjob zips itself for every job unless told not to) would
-            # wrap every task in mrjob's setup script, and so make it a new
-            # interpreter again.  Should an mrjob.conf add setup commands
-            # anyway, those tasks find the package where this process did.
-            self._runner_args += ["--no-bootstrap-mrjob", "--cmdenv", f"PYTHONPATH={package_root()}"]
+            self._runner_args += local_task_args()
         elif self.runner in SHIPPING_RUNNERS:
             # Tasks run in other processes (or machines) and import the
             # package from this zip, not from wherever the driver found it.
             scratch = self._scratch.enter_context(tempfile.TemporaryDirectory(prefix="mrcrawl-run-"))
             self._runner_args += ["--py-files", package_zip(scratch)]
-        if on_this_machine:
-            # Tasks here use this interpreter (and its packages); a cluster's
-            # Python is mrjob.conf's python_bin.
+        if on_this_machine and self.runner != "local":
             self._runner_args += ["--python-bin", sys.executable]
         if self.runner == "spark":
             if spark_master:
@@ -246,6 +270,7 @@ class Crawl:
             depth = kept
         self.state["depth"] = depth
         self.store.save_state(self.state)
+        self.generate()
         layers = 0
         for layer in range(depth):
             if not self.store.has_records(self.store.frontier(layer)):
@@ -260,14 +285,18 @@ class Crawl:
 
     def _summary(self, seconds: float, layers: int, totals: Counter) -> str:
         crawl_steps = [name for name in self.ran if name.startswith("crawl/")]
-        fetched_now = sum(self.state["done"][name]["counters"].get("outcome", {}).get(FETCHED, 0) for name in crawl_steps)
+        outcomes_now = Counter()
+        for name in crawl_steps:
+            outcomes_now.update(self.state["done"][name]["counters"].get("outcome", {}))
+        fetched_now = outcomes_now[FETCHED]
         now = (
-            f"this run fetched {fetched_now} pages ({fetched_now / max(seconds, 1e-9):.1f} pages/s)"
+            f"this run fetched {fetched_now} pages ({fetched_now / max(seconds, 1e-9):.1f} pages/s), "
+            f"{outcomes_now[NOT_MODIFIED]} not modified"
             if crawl_steps else "nothing was left to fetch"
         )
         return (
-            f"done in {seconds:.1f} s: {now}; the crawl holds {totals[FETCHED]} fetched pages "
-            f"of {sum(totals.values())} URLs attempted over {layers} layer(s)"
+            f"done in {seconds:.1f} s: {now}; the run holds {totals[FETCHED]} fetched pages "
+            f"of {sum(totals.values())} URLs attempted over {layers} layer(s); crawl db: {self.db.root}"
         )
 
     def close(self) -> None:
@@ -278,8 +307,14 @@ class Crawl:
         self.say(f"layer {layer}: {self._frontier_size(layer)} URLs")
         self.fetch(layer)
         self.parse(layer)
+        self.update_db(layer)
         if not last:
             self.optimize(layer)
+
+    def generate(self) -> None:
+        """Layer 0's frontier: the seeds, and the db's URLs due at the run's start."""
+        seeds = ["--seeds-part", str(self.store.part_file(self.store.seeds()))]  # written by open_crawl
+        self.step("generate/0", MRGenerator, [self.db.current_dir()], self.store.frontier(0), 0, seeds)
 
     def fetch(self, layer: int) -> None:
         self.step(f"crawl/{layer}", MRCrawler, [self.store.frontier(layer)], self.store.docs(layer), layer)
@@ -287,13 +322,16 @@ class Crawl:
     def parse(self, layer: int) -> None:
         self.step(f"parse/{layer}", MRParser, [self.store.docs(layer)], self.store.outlinks(layer), layer)
 
-    def optimize(self, layer: int) -> None:
+    def update_db(self, layer: int) -> None:
+        """Merge what the layer found into the db: sort the batch, then merge it into each partition."""
         store = self.store
-        earlier = [store.frontier(n) for n in range(layer + 1)] + [store.outlinks(n) for n in range(layer + 1)]
-        parsed = self.state["done"].get(f"parse/{layer}", {}).get("counters", {}).get("parse")
-        if parsed is not None and not parsed.get("outlinks"):
-            earlier = []  # no new link can come out of it: spare a job (on Spark, a submission)
-        self.step(f"optimize/{layer}", MROptimizer, earlier, store.frontier(layer + 1), layer)
+        layer_stores = [store.frontier(layer), store.docs(layer), store.outlinks(layer)]
+        self.step(f"dbbatch/{layer}", MRDbBatch, layer_stores, store.db_batch(layer), layer)
+        batch = [arg for part in store.parts(store.db_batch(layer)) for arg in ("--batch-part", str(part))]
+        self.step(f"dbupdate/{layer}", MRDbMerge, [self.db.current_dir()], self.db, layer, batch)
+
+    def optimize(self, layer: int) -> None:
+        self.step(f"optimize/{layer}", MROptimizer, [self.db.current_dir()], self.store.frontier(layer + 1), layer)
 
     def merge_and_convert(self, layers: int) -> None:
         if layers == 0:
@@ -307,25 +345,43 @@ class Crawl:
 
     # ---- one job -----------------------------------------------------------
 
-    def step(self, name: str, job_class, inputs: list, output, layer: int) -> None:
+    def step(self, name: str, job_class, inputs: list, output, layer: int, options: list[str] = ()) -> None:
+        """Run one job into `output`, a store of the crawl directory or the
+        crawl db (whose next generation it then writes), unless it is done."""
         done = self.state["done"]
         if name in done:
             self.say(f"  {name:<12} already done")
             return
+        into_db = output is self.db
+        if into_db and self.db.meta()["applied"] == self._db_update_name(name):
+            # The run that died committed this update to the db, and died
+            # before crawl.json said so: it must not be applied twice.
+            self._done(name, 0.0, {})
+            return
         inputs = [directory for directory in inputs if self.store.parts(directory)]
-        written = self.store.begin_output(name, output)
+        written = self.db.next_dir() if into_db else self.store.begin_output(name, output)
         started = time.monotonic()
         if inputs:
             try:
-                counters = self._run_job(job_class, inputs, written, layer)
+                counters = self._run_job(job_class, inputs, written, layer, options)
             except Exception as error:
                 logging.getLogger(__name__).exception("step %s failed", name)
                 raise StepFailed(f"{name} failed: {type(error).__name__}: {error}") from error
         else:
             self.store.write_text(self.store.part_file(written), "")
             counters = {}
-        self.store.commit(written, output)
-        seconds = round(time.monotonic() - started, 3)
+        if into_db:
+            self.db.commit(self._db_update_name(name))
+        else:
+            self.store.commit(written, output)
+        self._done(name, round(time.monotonic() - started, 3), counters)
+
+    def _db_update_name(self, step: str) -> str:
+        """How db.json names the update a step of this run commits."""
+        return f"{self.state['run']} {step}"
+
+    def _done(self, name: str, seconds: float, counters: dict) -> None:
+        done = self.state["done"]
         done[name] = {"seconds": seconds, "counters": counters}
         self.ran.append(name)
         self.store.save_state(self.state)
@@ -334,14 +390,29 @@ class Crawl:
         if INTERRUPTED.is_set():
             raise KeyboardInterrupt  # a Ctrl-C that could not be raised where it came (see interrupts_remembered)
 
-    def job_args(self, job_class, inputs: list, output, layer: int) -> list[str]:
+    def job_runner(self, job_class) -> str:
+        """The runner of one job: the crawl's, but local for a job that reads
+        whole files (mapper_raw) on Spark, which cannot run one."""
+        if self.runner == "spark" and job_class.mapper_raw is not MRJob.mapper_raw:
+            return "local"
+        return self.runner
+
+    def job_args(self, job_class, inputs: list, output, layer: int, options: list[str] = ()) -> list[str]:
         """The command line of one job of this crawl, for this runner."""
-        args = list(self._runner_args) + ["--output-dir", str(output)]
+        on_spark_locally = self.job_runner(job_class) != self.runner
+        runner_args = self._whole_file_runner_args if on_spark_locally else self._runner_args
+        args = list(runner_args) + ["--output-dir", str(output), *options]
         if issubclass(job_class, CrawlJobOptions):
             args += ["--crawl-config", str(self.store.config_path), "--layer", str(layer)]
+        if issubclass(job_class, DbJobOptions):
+            args += ["--db-partitions", str(self.db.meta()["partitions"]), "--run", self.state["run"]]
         if self.reducers and job_class.reducer is not MRJob.reducer:
             args += ["--jobconf", f"mapreduce.job.reduces={self.reducers}"]
-        if self.runner in LOCAL_DISK_RUNNERS:
+        if job_class.mapper_raw is not MRJob.mapper_raw and self.job_runner(job_class) in LOCAL_DISK_RUNNERS:
+            # A task that reads a file whole is told its name, and the db's
+            # jobs take their partition from it: name each file, not a glob.
+            args += [str(part) for directory in inputs for part in self.store.parts(directory)]
+        elif self.job_runner(job_class) in LOCAL_DISK_RUNNERS:
             # These runners, given a directory, read every file in it
             # (.crc and _SUCCESS too): name the part files.
             args += [f"{directory}/part-*" for directory in inputs]
@@ -351,10 +422,10 @@ class Crawl:
             args += [str(directory) for directory in inputs]
         return args
 
-    def _run_job(self, job_class, inputs: list, output, layer: int) -> dict:
-        job = job_class(args=self.job_args(job_class, inputs, output, layer))
+    def _run_job(self, job_class, inputs: list, output, layer: int, options: list[str]) -> dict:
+        job = job_class(args=self.job_args(job_class, inputs, output, layer, options))
         with job.make_runner() as runner, contextlib.ExitStack() as made_here:
-            if self.runner == "spark" and not is_uri(runner._spark_tmp_dir):
+            if job.options.runner == "spark" and not is_uri(runner._spark_tmp_dir):
                 # mrjob 0.7.4 writes counters there on a local master
                 # without creating it first, and leaves it behind: one
                 # directory per job in the temp directory, every day.
@@ -365,7 +436,8 @@ class Crawl:
 
     def _frontier_size(self, layer: int):
         if layer == 0:
-            return self.state.get("seeds_count", "?")
+            generated = self.state["done"].get("generate/0", {}).get("counters", {}).get("generate", {})
+            return f"{generated.get('seeds', 0)} seeds + {generated.get('due urls', 0)} due"
         previous = self.state["done"].get(f"optimize/{layer - 1}", {})
         return previous.get("counters", {}).get("optimize", {}).get("new urls", "?")
 
@@ -437,14 +509,58 @@ def describe(step: str, counters: dict, seconds: float) -> str:
         return f"{group.get('records in', 0)} records in, {group.get('outlinks', 0)} outlinks in scope"
     if kind == "optimize":
         return f"{group.get('new urls', 0)} new URLs for the next layer"
+    if kind == "generate":
+        return f"{group.get('seeds', 0)} seeds and {group.get('due urls', 0)} due URLs for layer 0"
+    if kind == "dbbatch":
+        return f"{group.get('urls', 0)} URLs in the batch"
+    if kind == "dbupdate":
+        return (f"{group.get('urls', 0)} URLs in the db: {group.get('urls added', 0)} added, "
+                f"{group.get('urls updated', 0)} updated, {group.get('urls queued', 0)} queued for the next layer")
     if kind == "merge":
         return f"{group.get('records in', 0)} records in, {group.get('records out', 0)} out"
     return f"{group.get('records in', 0)} records in, {group.get('pages', 0)} XML pages"
 
 
-def crawl_store(args: argparse.Namespace, config: CrawlConfig) -> CrawlStore:
-    root = args.output or str(Path("crawl") / config.name)
+def local_task_args() -> list[str]:
+    """What the local runner is told so that its tasks are forks of this process.
+
+    The tasks have the package and mrjob already.  Shipping either (mrjob
+    zips itself for every job unless told not to) would wrap every task in
+    mrjob's setup script, and so make it a new interpreter again.  Should an
+    mrjob.conf add setup commands anyway, those tasks find the package where
+    this process did, with this interpreter.
+    """
+    return ["--no-bootstrap-mrjob", "--cmdenv", f"PYTHONPATH={package_root()}", "--python-bin", sys.executable]
+
+
+def store_at(root: str) -> CrawlStore:
     return ClusterCrawlStore(root) if is_cluster_path(root) else CrawlStore(root)
+
+
+def crawl_store(args: argparse.Namespace, config: CrawlConfig) -> CrawlStore:
+    return store_at(args.output or str(Path("crawl") / config.name))
+
+
+def db_root(args: argparse.Namespace, store: CrawlStore) -> str:
+    """Where the crawl db is: --db, else the crawl directory's db/ (absolute,
+    so that a resume from another directory finds the same db)."""
+    root = args.db or str(store.join("db"))
+    return root if is_cluster_path(root) else os.path.abspath(root)
+
+
+def db_of_run(store: CrawlStore, args: argparse.Namespace) -> str:
+    """The crawl db of this run: a resumed crawl's own, else db_root()."""
+    if not args.resume:
+        return db_root(args, store)
+    state = store.load_state()
+    if args.db and db_root(args, store) != state.get("db"):
+        raise UsageError(f"--db {args.db}: the crawl in {store.root} works on the crawl db {state.get('db')}; "
+                         "resume without --db, or with that one")
+    return state.get("db") or db_root(args, store)
+
+
+def crawl_db(root: str) -> CrawlDb:
+    return CrawlDb(store_at(root))
 
 
 def check_directory(store: CrawlStore, resume: bool) -> None:
@@ -466,13 +582,16 @@ def check_directory(store: CrawlStore, resume: bool) -> None:
         raise UsageError(f"--output {store.root}: holds other files ({shown}…); give a new or empty directory")
 
 
-def open_crawl(store: CrawlStore, args: argparse.Namespace, config: CrawlConfig, seeds: list[str]) -> dict:
+def open_crawl(store: CrawlStore, args: argparse.Namespace, config: CrawlConfig, seeds: list[str], db: CrawlDb) -> dict:
     """Start the crawl in the store's directory, or reopen it for --resume
     (check_directory() has refused a directory that fits neither)."""
     if args.resume:
         state = store.load_state()
         if state.get("format") != STATE_FORMAT:
             raise UsageError(f"{store.state_path}: format: not a crawl state this version can resume")
+        if args.now and iso_utc(args.now) != state["run"]:
+            raise UsageError(f"--now {args.now.isoformat()}: the crawl in {store.root} runs as of {state['run']}; "
+                             "resume without --now, or with that time")
         changed = config_differences(state["config"], json_config(config))
         if changed:
             raise UsageError(
@@ -482,17 +601,20 @@ def open_crawl(store: CrawlStore, args: argparse.Namespace, config: CrawlConfig,
         return state
     store.make_root()
     store.write_text(store.config_path, config.to_json() + "\n")
+    start = args.now or datetime.now(timezone.utc)
     state = {
         "format": STATE_FORMAT,
         "config": json_config(config),
         "seeds": os.path.abspath(args.seeds),
         "seeds_count": len(seeds),
-        "started_at": datetime.now(timezone.utc).strftime("%Y_%m_%d_%H_%M_%S"),
+        "run": iso_utc(start),  # the run's start: what the db's revisit times count from
+        "started_at": start.astimezone(timezone.utc).strftime("%Y_%m_%d_%H_%M_%S"),
+        "db": str(db.root),
         "done": {},
     }
-    written = store.begin_output("seeds", store.frontier(0))
+    written = store.begin_output("seeds", store.seeds())
     store.write_text(store.part_file(written), "".join(url + "\n" for url in seeds))
-    store.commit(written, store.frontier(0))
+    store.commit(written, store.seeds())
     store.save_state(state)
     return state
 
@@ -510,7 +632,7 @@ def config_differences(crawled: dict, given: dict) -> list[str]:
 
 def check_same_seeds(store: CrawlStore, seeds_path: str, seeds: list[str]) -> None:
     """A resume continues the seeds it started from; refuse a seed file that says otherwise."""
-    crawled = {url for part in store.parts(store.frontier(0)) for url in store.read_text(part).splitlines() if url}
+    crawled = {url for part in store.parts(store.seeds()) for url in store.read_text(part).splitlines() if url}
     added, dropped = sorted(set(seeds) - crawled), sorted(crawled - set(seeds))
     if added or dropped:
         example = f"{added[0]} is new" if added else f"{dropped[0]} is missing"
@@ -523,8 +645,9 @@ def json_config(config: CrawlConfig) -> dict:
     return json.loads(config.to_json())
 
 
-def lock(store: CrawlStore):
-    """Keep two runs out of one local crawl directory; the lock dies with the process.
+def lock(store: CrawlStore, lock_path, what: str):
+    """Keep two runs out of one local crawl directory or crawl db; the lock
+    dies with the process.
 
     A directory on HDFS or S3 has no such lock: run_depth.sh's per-language
     lock on the machine that drives the crawl keeps runs apart there.
@@ -532,12 +655,29 @@ def lock(store: CrawlStore):
     if isinstance(store, ClusterCrawlStore):
         return contextlib.nullcontext()
     store.make_root()
-    handle = open(store.lock_path, "w")
+    handle = open(lock_path, "w")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        raise UsageError(f"{store.root}: another run is working in this crawl directory") from None
+        handle.close()
+        raise UsageError(f"{store.root}: another run is working on this {what}") from None
     return handle
+
+
+def open_db(db: CrawlDb) -> None:
+    """Check the run's crawl db, or make an empty one where there is none yet."""
+    try:
+        entries = db.store.entries()
+    except NotADirectoryError:
+        raise UsageError(f"--db {db.root}: exists and is not a directory") from None
+    if entries and DB_META not in entries and entries - {DB_LOCK}:
+        raise UsageError(f"--db {db.root}: holds other files and no crawl db; give a crawl db or a new directory")
+    if not entries or DB_META not in entries:
+        db.create()
+    try:
+        db.meta()
+    except NoCrawlDb as error:
+        raise UsageError(f"--db: {error}") from None
 
 
 def main(argv: list[str] | None = None, resume_hint: str | None = None) -> int:
@@ -562,14 +702,24 @@ def main(argv: list[str] | None = None, resume_hint: str | None = None) -> int:
     for message in skipped:
         print(message, file=sys.stderr)
     resume_hint = resume_hint or resume_command(argv)
-    try:
-        held = lock(store)
-        state = open_crawl(store, args, config, seeds)
-    except UsageError as error:
-        print(str(error), file=sys.stderr)
-        return EXIT_USAGE
-    print(f"mrcrawl: crawl {config.name!r} ({config.language}), depth {args.depth}, runner {args.runner}, into {store.root}")
-    with held, interrupts_remembered():
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(lock(store, store.lock_path, "crawl directory"))
+            db = crawl_db(db_of_run(store, args))
+            held.enter_context(lock(db.store, db.lock_path, "crawl db"))
+            open_db(db)
+            state = open_crawl(store, args, config, seeds, db)
+        except UsageError as error:
+            print(str(error), file=sys.stderr)
+            return EXIT_USAGE
+        return run_crawl(store, state, config, args, resume_hint)
+
+
+def run_crawl(store: CrawlStore, state: dict, config: CrawlConfig, args: argparse.Namespace, resume_hint: str) -> int:
+    """Crawl, holding the locks; return the exit status."""
+    print(f"mrcrawl: crawl {config.name!r} ({config.language}), depth {args.depth}, runner {args.runner}, "
+          f"into {store.root}, as of {state['run']}, crawl db {state['db']}")
+    with interrupts_remembered():
         crawl = Crawl(store, state, config, args)
         try:
             totals = crawl.run(args.depth)
@@ -583,7 +733,7 @@ def main(argv: list[str] | None = None, resume_hint: str | None = None) -> int:
             return EXIT_INTERRUPTED
         finally:
             crawl.close()
-    if not totals[FETCHED]:
+    if not totals[FETCHED] + totals[NOT_MODIFIED]:
         print(f"mrcrawl: no page fetched: {why_nothing_was_fetched(state['done'], args.conf)}", file=sys.stderr)
         return EXIT_NOTHING_FETCHED
     if args.export:

@@ -49,8 +49,14 @@ def layer_triples(output: Path, layer: int) -> set[tuple[str, str, str]]:
 
 
 def frontier(output: Path, layer: int) -> list[str]:
+    """The URLs of layer L's frontier entries, as stored."""
+    return [url for url, _ in read_records(output / "in" / str(layer))]
+
+
+def seed_store(output: Path) -> list[str]:
+    """The run's canonical seeds, in the order of the seed file."""
     lines = []
-    for part in sorted((output / "in" / str(layer)).glob("part-*")):
+    for part in sorted((output / "seeds").glob("part-*")):
         lines += [line for line in part.read_text(encoding="utf-8").splitlines() if line]
     return lines
 
@@ -145,3 +151,34 @@ class LoopbackProxy:
     def __exit__(self, *exc):
         self._server.shutdown()
         self._server.server_close()
+
+
+def write_daily_inputs(server, directory: Path, revisit: dict | None = None, **overrides) -> tuple[Path, Path, dict]:
+    """write_inputs() for a daily web's server, with a `revisit:` mapping in the config."""
+    seeds, conf, config = write_inputs(server, directory, **overrides)
+    if revisit is not None:
+        config = {**config, "revisit": dict(revisit)}
+        conf.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return seeds, conf, config
+
+
+def crawl_docs(output: Path) -> list[dict]:
+    """Every doc record of every layer of a crawl directory (not the merged store)."""
+    layers = sorted((int(path.name) for path in (output / "doc").iterdir() if path.name.isdigit()), key=int)
+    return [doc for layer in layers for doc in layer_docs(output, layer)]
+
+
+def db_records(db: Path) -> list[tuple[str, dict]]:
+    """Every (URL, record) of a crawl db, partition by partition."""
+    from mrcrawl.frontier.crawldb import read_db
+
+    return list(read_db(db))
+
+
+def xml_urls(output: Path) -> list[str]:
+    """The URLs of the pages in a crawl's xml/<start>/ store (one run: one start)."""
+    urls = []
+    for directory in (output / "xml").iterdir():
+        for part in sorted(directory.glob("part-*")):
+            urls += [line.split("\t", 1)[0] for line in part.read_text(encoding="utf-8").splitlines() if line]
+    return urls

@@ -47,13 +47,19 @@ from mrjob.local import LocalMRJobRunner
 from mrjob.spark.runner import SparkMRJobRunner
 
 from jobs.crawler import MRCrawler
+from jobs.db_batch import MRDbBatch
+from jobs.db_merge import MRDbMerge
+from jobs.generator import MRGenerator
 from jobs.html_to_xml import MRHtmlToXml
 from jobs.merge import MRMerge
 from jobs.optimizer import MROptimizer
 from jobs.parser import MRParser
 from mrcrawl import driver
 from mrcrawl.config import load_config
+from mrcrawl.frontier.crawldb import CrawlDb
+from mrcrawl.mr.dbconf import DbJobOptions
 from mrcrawl.mr.jobconf import CrawlJobOptions
+from mrcrawl.store.cluster_store import ClusterCrawlStore
 
 REPO = Path(__file__).resolve().parents[1]
 CONF_DIR = REPO / "jobs" / "conf"
@@ -68,9 +74,14 @@ CONF_RUNNERS = {
 LAYER = 2  # a middle layer: the optimizer then reads three layers of stores
 REDUCERS = 4
 STARTED_AT = "2026_01_02_03_04_05"
+RUN = "2026-01-02T03:04:05.000Z"
+DB_PARTITIONS = 16
 HDFS_ROOT = "hdfs://namenode/crawl/zh"
 S3_ROOT = "s3://bucket/crawl/zh"
-JOBS_WITH_REDUCER = {"crawl", "optimize", "merge"}
+JOBS_WITH_REDUCER = {"crawl", "dbbatch", "merge"}
+# Every job of a layer, in the order the driver runs them, and its class.
+PLANNED_JOBS = {"generate": MRGenerator, "crawl": MRCrawler, "parse": MRParser, "dbbatch": MRDbBatch,
+                "dbupdate": MRDbMerge, "optimize": MROptimizer, "merge": MRMerge, "xml": MRHtmlToXml}
 # What a Hadoop 3 cluster (EMR 7.1 runs Hadoop 3.3.6) answers when asked
 # its version; mrjob uses it to write jobconf names for that version.
 CLUSTER_HADOOP = "3.3.6"
@@ -126,17 +137,34 @@ def test_the_emr_bootstrap_installs_exactly_the_dependencies_of_pyproject():
 # ---- the driver's steps ------------------------------------------------------
 
 
+class PlannedDb(CrawlDb):
+    """A crawl db on the cluster as db.json would describe it at its first
+    generation: stated, since there is no cluster to read it from."""
+
+    def meta(self):
+        return {"format": 1, "partitions": DB_PARTITIONS, "generation": 0, "applied": None}
+
+
+class PlannedStore(ClusterCrawlStore):
+    """A crawl directory on the cluster, where each store holds one part file:
+    stated, since there is no cluster to list them."""
+
+    def parts(self, directory):
+        return [self.part_file(directory)]
+
+
 class PlannedCrawl(driver.Crawl):
     """The driver's crawl, keeping each step it would run instead of running it."""
 
-    # Each step is then recorded as done with the counters of a layer whose
-    # pages had links: the driver plans the optimizer over every earlier
-    # store only after such a layer.
-    COUNTERS = {"parse": {"outlinks": 1}}
+    def __init__(self, store, *args, **kwargs):
+        super().__init__(PlannedStore(store.root), *args, **kwargs)
+        self.db = PlannedDb(self.db.store)
 
-    def step(self, name, job_class, inputs, output, layer):
-        self.planned[name.split("/")[0]] = (job_class, list(inputs), output, layer)
-        self.state["done"][name] = {"seconds": 0.0, "counters": self.COUNTERS}
+    def step(self, name, job_class, inputs, output, layer, options=()):
+        if output is self.db:
+            output = self.db.generation_dir(1)  # where the update writes the next generation
+        self.planned[name.split("/")[0]] = (job_class, list(inputs), output, layer, list(options))
+        self.state["done"][name] = {"seconds": 0.0, "counters": {}}
 
 
 def plan(runner: str, root: str, *driver_args: str) -> PlannedCrawl:
@@ -146,8 +174,11 @@ def plan(runner: str, root: str, *driver_args: str) -> PlannedCrawl:
         "--runner", runner, "--reducers", str(REDUCERS), "--output", root, *driver_args,
     ])
     config = load_config(args.conf, {"MRCRAWL_CONTACT": "https://crawler.example.org/"})  # the operator's, in a real run
-    crawl = PlannedCrawl(driver.crawl_store(args, config), {"done": {}, "started_at": STARTED_AT}, config, args, say=lambda *_: None)
+    store = driver.crawl_store(args, config)
+    state = {"done": {}, "started_at": STARTED_AT, "run": RUN, "db": driver.db_root(args, store)}
+    crawl = PlannedCrawl(store, state, config, args, say=lambda *_: None)
     crawl.planned = {}
+    crawl.generate()
     crawl.crawl_layer(LAYER, last=False)
     crawl.merge_and_convert(LAYER + 1)
     return crawl
@@ -156,10 +187,14 @@ def plan(runner: str, root: str, *driver_args: str) -> PlannedCrawl:
 def expected_stores(root: str) -> dict[str, tuple[list[str], str]]:
     """What each job reads and writes, spelled out: (inputs, output)."""
     layers = range(LAYER + 1)
+    db = f"{root}/db/gen-000000"
     return {
+        "generate": ([db], f"{root}/in/0"),
         "crawl": ([f"{root}/in/{LAYER}"], f"{root}/doc/{LAYER}"),
         "parse": ([f"{root}/doc/{LAYER}"], f"{root}/out/{LAYER}"),
-        "optimize": ([f"{root}/in/{n}" for n in layers] + [f"{root}/out/{n}" for n in layers], f"{root}/in/{LAYER + 1}"),
+        "dbbatch": ([f"{root}/in/{LAYER}", f"{root}/doc/{LAYER}", f"{root}/out/{LAYER}"], f"{root}/dbbatch/{LAYER}"),
+        "dbupdate": ([db], f"{root}/db/gen-000001"),
+        "optimize": ([db], f"{root}/in/{LAYER + 1}"),
         "merge": ([f"{root}/doc/{n}" for n in layers], f"{root}/doc/merged"),
         "xml": ([f"{root}/doc/merged"], f"{root}/xml/{STARTED_AT}"),
     }
@@ -171,24 +206,24 @@ def absent(tmp_path):
     return {"hadoop": str(tmp_path / "no-hadoop" / "hadoop"), "spark-submit": str(tmp_path / "no-spark" / "spark-submit")}
 
 
-def test_the_driver_plans_the_five_jobs_on_the_stores_of_the_design():
+def test_the_driver_plans_the_jobs_on_the_stores_of_the_design():
     crawl = plan("hadoop", HDFS_ROOT)
     try:
-        assert {name: (inputs, output) for name, (_, inputs, output, _) in crawl.planned.items()} == expected_stores(HDFS_ROOT)
-        assert [job_class for job_class, *_ in crawl.planned.values()] == [MRCrawler, MRParser, MROptimizer, MRMerge, MRHtmlToXml]
+        assert {name: (inputs, output) for name, (_, inputs, output, *_) in crawl.planned.items()} == expected_stores(HDFS_ROOT)
+        assert {name: job_class for name, (job_class, *_) in crawl.planned.items()} == PLANNED_JOBS
+        assert list(crawl.planned) == list(PLANNED_JOBS)
     finally:
         crawl.close()
 
 
 def test_reduce_tasks_are_expected_exactly_for_the_jobs_with_a_reducer():
-    jobs = {"crawl": MRCrawler, "parse": MRParser, "optimize": MROptimizer, "merge": MRMerge, "xml": MRHtmlToXml}
-    assert {name for name, job_class in jobs.items() if job_class.reducer is not MRJob.reducer} == JOBS_WITH_REDUCER
+    assert {name for name, job_class in PLANNED_JOBS.items() if job_class.reducer is not MRJob.reducer} == JOBS_WITH_REDUCER
 
 
 def jobs_of(crawl: PlannedCrawl, *runner_args: str):
     """(step name, the job as the driver would launch it, plus runner_args)."""
-    for name, (job_class, inputs, output, layer) in crawl.planned.items():
-        yield name, job_class(args=crawl.job_args(job_class, inputs, output, layer) + list(runner_args))
+    for name, (job_class, inputs, output, layer, options) in crawl.planned.items():
+        yield name, job_class(args=crawl.job_args(job_class, inputs, output, layer, options) + list(runner_args))
 
 
 def pairs(args: list[str]) -> dict[str, list[str]]:
@@ -222,22 +257,30 @@ def check_streaming_step(name, job, options, wrapper, task_python, root, output_
     files = shipped_files(options["-files"][0])
     script = Path(job.mr_job_script()).name
     # The package: the driver's zip goes to every task and onto its PYTHONPATH.
-    assert "mrcrawl.zip" in files and script in files and "setup-wrapper.sh" in files
+    wrapper_name = "manifest-setup.sh" if type(job).mapper_raw is not MRJob.mapper_raw else "setup-wrapper.sh"
+    assert "mrcrawl.zip" in files and script in files and wrapper_name in files
     assert "export PYTHONPATH=$__mrjob_PWD/mrcrawl.zip:$PYTHONPATH" in wrapper
-    task = f"setup-wrapper.sh {task_python} {script} --step-num=0"
+    task = f"{wrapper_name} {task_python} {script} --step-num=0"
     if isinstance(job, CrawlJobOptions):
         # The crawl's config is shipped from the store; tasks open their copy.
         assert files["config.json"] == f"{root}/config.json"
         task_args = f"--crawl-config config.json --layer {job.options.layer}"
+        if isinstance(job, DbJobOptions):
+            task_args = f"{task_args} --db-partitions {DB_PARTITIONS} --run {RUN}"
+            # The seeds and the batch are shipped from the store as well.
+            for kind, parts in (("seeds", job.options.seeds_part), ("batch", job.options.batch_part)):
+                for part in parts:
+                    assert files[Path(part).name] == part
+                    task_args += f" --{kind}-part {Path(part).name}"
     else:
         assert "config.json" not in files
         task_args = ""
 
     conf = jobconf(options["-D"])
-    assert re.fullmatch(rf"/bin/sh -e?x {re.escape(task)} --mapper ?{re.escape(task_args)}", options["-mapper"][0])
+    assert_task_command(options["-mapper"][0], f"{task} --mapper", task_args)
     if name in JOBS_WITH_REDUCER:
         assert conf["mapreduce.job.reduces"] == str(REDUCERS)
-        assert re.fullmatch(rf"/bin/sh -e?x {re.escape(task)} --reducer ?{re.escape(task_args)}", options["-reducer"][0])
+        assert_task_command(options["-reducer"][0], f"{task} --reducer", task_args)
     else:
         assert conf["mapreduce.job.reduces"] == "0" and "-reducer" not in options
 
@@ -251,6 +294,14 @@ def check_streaming_step(name, job, options, wrapper, task_python, root, output_
     else:
         assert "mapreduce.reduce.speculative" not in conf
     return conf
+
+
+def assert_task_command(command: str, task: str, task_args: str) -> None:
+    """A task's command is `/bin/sh -x` or `-ex`, the task, then its options in any order."""
+    words = shlex.split(command)
+    assert words[0] == "/bin/sh" and words[1] in ("-x", "-ex"), command
+    assert words[2:2 + len(task.split())] == task.split(), command
+    assert pairs(words[2 + len(task.split()):]) == pairs(task_args.split()), command
 
 
 def package_modules() -> set[str]:
@@ -291,7 +342,10 @@ def prepared_step(runner, build_step) -> tuple:
         runner._create_setup_wrapper_scripts()
         runner._add_job_files_for_upload()
         step = build_step(0)
-        wrapper = Path(runner._setup_wrapper_script_path).read_text()
+        # A job that reads whole files (mapper_raw) has its map tasks wrapped
+        # in the script that fetches each file of the input manifest.
+        wrapper_path = runner._manifest_setup_script_path if runner._uses_input_manifest() else runner._setup_wrapper_script_path
+        wrapper = Path(wrapper_path).read_text()
         assert carries_every_module(task_files(runner)["mrcrawl.zip"])
         return step, wrapper
     finally:
@@ -389,70 +443,12 @@ def test_emr_cluster_request_from_the_conf():
 # ---- Spark -------------------------------------------------------------------
 
 
-def spark_command(job) -> tuple[dict[str, list[str]], list[str], object]:
-    """spark-submit's options, and the arguments of mrjob's Spark harness."""
-    runner = job.make_runner()
-    try:
-        assert runner._num_steps() == 1
-        runner._create_setup_wrapper_scripts()
-        command = runner._args_for_spark_step(0)
-        harness = command.index(runner._spark_harness_path())
-        return pairs(command[1:harness]), command[harness + 1:], runner
-    finally:
-        runner.cleanup(mode=["LOCAL_TMP"])
-
-
-def test_spark_submit_arguments_of_every_job_on_yarn(absent):
-    crawl = plan("spark", HDFS_ROOT, "--spark-master", "yarn", "--mrjob-conf", str(CONF_DIR / "spark-yarn.conf"))
-    conf = conf_options("spark-yarn.conf")
-    try:
-        for name, job in jobs_of(crawl, "--spark-submit-bin", absent["spark-submit"], "--hadoop-bin", absent["hadoop"]):
-            submit, harness, runner = spark_command(job)
-            inputs, output = expected_stores(HDFS_ROOT)[name]
-
-            assert submit["--master"] == ["yarn"] and submit["--deploy-mode"] == [conf["spark_deploy_mode"]]
-            # The package zip goes to the driver and every executor's Python.
-            [py_files] = submit["--py-files"]
-            [package_zip] = [path for path in py_files.split(",") if Path(path).name == "mrcrawl.zip"]
-            assert carries_every_module(package_zip)
-            settings = jobconf(submit["--conf"])
-            assert settings["spark.executorEnv.PYSPARK_PYTHON"] == conf["python_bin"]
-            assert settings["spark.speculation"] == "false"  # from the conf's spark_args
-            assert submit["--num-executors"] == ["8"]
-
-            # The harness: job class, inputs, output, then its options.
-            assert harness[1:3] == [",".join(inputs), output]
-            options = harness[3:]
-            if isinstance(job, CrawlJobOptions):
-                assert f"{HDFS_ROOT}/config.json" in submit["--files"][0].split(",")
-                assert options[options.index("--job-args") + 1] == f"--crawl-config config.json --layer {job.options.layer}"
-            if name in JOBS_WITH_REDUCER:
-                assert options[options.index("--num-reducers") + 1] == str(REDUCERS)
-            else:
-                assert "--num-reducers" not in options
-            assert runner._spark_tmp_dir.startswith(conf["spark_tmp_dir"] + "/")
-    finally:
-        crawl.close()
-
-
-def test_spark_submit_arguments_on_kubernetes(absent):
-    conf = conf_options("spark-k8s.conf")
-    crawl = plan("spark", "s3a://bucket/crawl/zh", "--spark-master", conf["spark_master"],
-                 "--mrjob-conf", str(CONF_DIR / "spark-k8s.conf"))
-    try:
-        _, job = next(jobs_of(crawl, "--spark-submit-bin", absent["spark-submit"], "--hadoop-bin", absent["hadoop"]))
-        submit, harness, runner = spark_command(job)
-    finally:
-        crawl.close()
-    assert submit["--master"] == [conf["spark_master"]] and submit["--deploy-mode"] == ["cluster"]
-    assert "mrcrawl.zip" in [Path(path).name for path in submit["--py-files"][0].split(",")]
-    settings = jobconf(submit["--conf"])
-    # Executors and the driver pod run the same Python.
-    assert settings["spark.executorEnv.PYSPARK_PYTHON"] == settings["spark.pyspark.python"] == conf["python_bin"]
-    assert settings["spark.kubernetes.file.upload.path"].startswith("s3a://")
-    assert harness[1:3] == ["s3a://bucket/crawl/zh/in/2", "s3a://bucket/crawl/zh/doc/2"]
-    assert harness[harness.index("--num-reducers") + 1] == str(REDUCERS)
-    assert runner._spark_tmp_dir.startswith(conf["spark_tmp_dir"] + "/")
+@pytest.mark.parametrize("root", [HDFS_ROOT, "s3a://bucket/crawl/zh"])
+def test_a_crawl_on_a_spark_cluster_is_refused_with_the_runners_that_can(root):
+    # The crawl db's jobs read whole partition files through an input
+    # manifest, which mrjob's Spark runner does not support.
+    with pytest.raises(driver.UsageError, match="crawl db's jobs cannot run on a Spark cluster; use --runner hadoop or emr"):
+        plan("spark", root, "--spark-master", "yarn", "--mrjob-conf", str(CONF_DIR / "spark-yarn.conf"))
 
 
 # ---- reading the confs and pyproject.toml ------------------------------------

@@ -1,5 +1,6 @@
-"""The config loader's defaults and types, and the operator's contact in the
-User-Agent, on real files."""
+"""The config loader's defaults and types, the operator's contact in the
+User-Agent, and the revisit policy's keys, on real files."""
+import dataclasses
 import json
 import os
 import subprocess
@@ -9,7 +10,7 @@ import pytest
 import yaml
 
 from crawl_support import driver_command
-from mrcrawl.config import ConfigError, CrawlConfig, load_config
+from mrcrawl.config import ConfigError, CrawlConfig, RevisitConfig, load_config
 from mrcrawl.fetch.robots import agent_token
 
 
@@ -121,3 +122,88 @@ def test_a_crawl_sends_the_contact_of_the_environment_and_stores_it(tmp_path, we
     agents = {entry.user_agent for entry in web_server.log}
     assert agents == {f"{OUR_AGENT} (+{CONTACT})"}
     assert json.loads((output / "config.json").read_text(encoding="utf-8"))["user_agent"] == f"{OUR_AGENT} (+{CONTACT})"
+
+
+# ---- revisit: the crawl db's revisit policy ----------------------------------
+
+REVISIT_DEFAULTS = {"hub_days": 1.0, "first_days": 7.0, "min_days": 1.0, "max_days": 30.0, "grow": 1.5,
+                    "shrink": 0.5, "retry_days": 1.0, "retry_runs": 3, "hub_link_density": 0.5}
+
+
+def revisit_config(tmp_path, text: str):
+    return load_config(write_config(tmp_path, f"user_agent: a/1\n{text}"), {})
+
+
+def test_without_revisit_the_policy_is_the_default(tmp_path):
+    for text in ("", "revisit:\n", "revisit: {}\n"):
+        config = revisit_config(tmp_path, text)
+        assert config.revisit == RevisitConfig()
+        assert dataclasses.asdict(config.revisit) == REVISIT_DEFAULTS
+
+
+def test_revisit_keys_are_read_days_as_floats_and_round_trip_through_json(tmp_path):
+    config = revisit_config(tmp_path, "revisit:\n  hub_days: 0.5\n  first_days: 3\n  min_days: 0.25\n  max_days: 60\n"
+                                      "  grow: 2\n  shrink: 0.25\n  retry_days: 2\n  retry_runs: 5\n  hub_link_density: 0.7\n")
+    assert config.revisit == RevisitConfig(hub_days=0.5, first_days=3.0, min_days=0.25, max_days=60.0, grow=2.0,
+                                           shrink=0.25, retry_days=2.0, retry_runs=5, hub_link_density=0.7)
+    assert isinstance(config.revisit.first_days, float) and isinstance(config.revisit.grow, float)
+    assert isinstance(config.revisit.retry_runs, int)
+    again = CrawlConfig.from_json(config.to_json())
+    assert again == config and isinstance(again.revisit, RevisitConfig)
+    assert json.loads(config.to_json())["revisit"]["max_days"] == 60.0
+    # One key given, the others keep their defaults.
+    assert revisit_config(tmp_path, "revisit:\n  grow: 3\n").revisit == RevisitConfig(grow=3.0)
+
+
+def test_a_config_json_written_before_revisit_existed_loads_with_the_default_policy(tmp_path):
+    old = json.loads(revisit_config(tmp_path, "").to_json())
+    del old["revisit"]
+    config = CrawlConfig.from_json(json.dumps(old))
+    assert config.revisit == RevisitConfig()
+    assert config == revisit_config(tmp_path, "")
+    assert CrawlConfig.from_dict(old) == config
+
+
+@pytest.mark.parametrize(
+    "text, key, says",
+    [
+        ("revisit: 7\n", "revisit", "mapping"),
+        ("revisit: [hub_days]\n", "revisit", "mapping"),
+        ("revisit:\n  hub_dayz: 2\n", "revisit.hub_dayz", "unknown key"),
+        ("revisit:\n  max_days: 30\n  interval: 3\n", "revisit.interval", "unknown key"),
+        ("revisit:\n  hub_days: 0\n", "revisit.hub_days", "> 0"),
+        ("revisit:\n  first_days: -1\n", "revisit.first_days", "> 0"),
+        ("revisit:\n  min_days: '1'\n", "revisit.min_days", "> 0"),
+        ("revisit:\n  max_days: .inf\n", "revisit.max_days", "> 0"),
+        ("revisit:\n  retry_days: .nan\n", "revisit.retry_days", "> 0"),
+        ("revisit:\n  retry_days: true\n", "revisit.retry_days", "> 0"),
+        ("revisit:\n  grow: 0.9\n", "revisit.grow", ">= 1"),
+        ("revisit:\n  shrink: 0\n", "revisit.shrink", "<= 1"),
+        ("revisit:\n  shrink: 1.5\n", "revisit.shrink", "<= 1"),
+        ("revisit:\n  retry_runs: 0\n", "revisit.retry_runs", "whole number"),
+        ("revisit:\n  retry_runs: 2.5\n", "revisit.retry_runs", "whole number"),
+        ("revisit:\n  hub_link_density: 0\n", "revisit.hub_link_density", "<= 1"),
+        ("revisit:\n  hub_link_density: 1.01\n", "revisit.hub_link_density", "<= 1"),
+        # The relations name the key the file sets, and the other key's value.
+        ("revisit:\n  first_days: 0.5\n", "revisit.first_days", ">= revisit.min_days (1, the default)"),
+        ("revisit:\n  first_days: 40\n", "revisit.first_days", "<= revisit.max_days (30, the default), got 40"),
+        ("revisit:\n  min_days: 10\n", "revisit.min_days", "<= revisit.first_days (7, the default)"),
+        ("revisit:\n  max_days: 5\n", "revisit.max_days", ">= revisit.first_days (7, the default), got 5"),
+        ("revisit:\n  min_days: 2\n  first_days: 1.5\n", "revisit.first_days", ">= revisit.min_days (2)"),
+        ("revisit:\n  hub_days: 31\n", "revisit.hub_days", "<= revisit.max_days (30, the default)"),
+        ("revisit:\n  first_days: 10\n  max_days: 8\n", "revisit.max_days", ">= revisit.first_days (10)"),
+    ],
+)
+def test_bad_revisit_settings_are_refused_naming_the_key(tmp_path, text, key, says):
+    message = config_error(write_config(tmp_path, f"user_agent: a/1\n{text}"), {})
+    assert message.startswith(f"{tmp_path / 'zh.yaml'}: {key}: "), message
+    assert says in message, message
+    assert "\n" not in message
+
+
+def test_the_bounds_themselves_are_allowed(tmp_path):
+    text = ("revisit:\n  min_days: 2\n  first_days: 2\n  max_days: 2\n  hub_days: 2\n  grow: 1\n  shrink: 1\n"
+            "  retry_runs: 1\n  hub_link_density: 1\n")
+    assert revisit_config(tmp_path, text).revisit == RevisitConfig(
+        hub_days=2.0, first_days=2.0, min_days=2.0, max_days=2.0, grow=1.0, shrink=1.0, retry_runs=1,
+        hub_link_density=1.0)

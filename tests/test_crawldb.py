@@ -1,15 +1,15 @@
 """The crawl db's update, run by real mrjob runners on a real crawl's stores.
 
-A crawl of the test web gives doc and out stores; DbBatch and DbMerge fold
-them into a partitioned db, layer after layer.  What must hold: every
-partition file is sorted and holds only its partition's URLs, one record per
-URL ever seen; a record the batch does not touch is copied byte for byte;
-and each record says what its last request gave.
+A crawl of the test web gives frontier, doc and out stores; DbBatch and
+DbMerge fold them into a partitioned db, layer after layer, as the driver
+does.  What must hold: every partition file is sorted and holds only its
+partition's URLs, one record per URL ever seen; a record the batch does not
+touch is copied byte for byte; each record says what its last request gave;
+and the db the driver kept during the crawl is the one replayed here.
 """
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -20,14 +20,16 @@ import pytest
 from crawl_support import crawl, layer_docs, read_records, write_inputs
 from jobs.db_batch import MRDbBatch
 from jobs.db_merge import MRDbMerge
-from mrcrawl.frontier.crawldb import DB_META, create_db, partition_of
+from mrcrawl.frontier.crawldb import CrawlDb, create_db, partition_of, partition_path, read_db
 from mrcrawl.store.crawl_reader import read_part
+from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.records import DB_FIELDS, DB_STATUSES, FETCHED, REDIRECT, UNFETCHED
 from mrcrawl.testweb import start_test_web
 
 PARTITIONS = 4
 DEPTH = 2
 RUN = "2026-01-05T06:00:00.000Z"
+DRIVER_PARTITIONS = 16  # the driver's new db: DEFAULT_PARTITIONS
 
 
 @pytest.fixture(scope="module")
@@ -36,12 +38,13 @@ def crawled(tmp_path_factory) -> Path:
     with start_test_web(seed=1) as server:
         seeds, conf, _ = write_inputs(server, directory)
         output = directory / "crawl"
-        assert crawl(seeds, conf, output, DEPTH) == 0
+        assert crawl(seeds, conf, output, DEPTH, "inline", "--now", RUN) == 0
     return output
 
 
-def run_job(job_class, runner: str, inputs: list[Path], output: Path, *extra: str) -> None:
-    args = ["-r", runner, "--output-dir", str(output), "--db-partitions", str(PARTITIONS), *extra, *map(str, inputs)]
+def run_job(job_class, runner: str, crawl_dir: Path, layer: int, inputs: list[Path], output, *extra: str) -> None:
+    args = ["-r", runner, "--output-dir", str(output), "--db-partitions", str(PARTITIONS), "--run", RUN,
+            "--crawl-config", str(crawl_dir / "config.json"), "--layer", str(layer), *extra, *map(str, inputs)]
     with job_class(args=args).make_runner() as job_runner:
         job_runner.run()
 
@@ -51,32 +54,39 @@ def empty_db(directory: Path) -> Path:
     return directory
 
 
+def parts(directory: Path) -> list[Path]:
+    return sorted(directory.glob("part-*"))
+
+
 def update(db: Path, crawl_dir: Path, layer: int, runner: str, scratch: Path) -> Path:
+    """One layer's update of the db, as the driver runs it: DbBatch, DbMerge, commit."""
     batch = scratch / f"batch-{layer}"
-    run_job(MRDbBatch, runner, sorted((crawl_dir / "doc" / str(layer)).glob("part-*"))
-            + sorted((crawl_dir / "out" / str(layer)).glob("part-*")), batch)
-    merged = scratch / f"db-{layer}"
-    batch_parts = [arg for part in sorted(batch.glob("part-*")) for arg in ("--batch-part", str(part))]
-    run_job(MRDbMerge, runner, sorted(db.glob("part-*")), merged, "--run", RUN, *batch_parts)
-    shutil.copy(db / DB_META, merged / DB_META)
-    return merged
+    layer_stores = [crawl_dir / store / str(layer) for store in ("in", "doc", "out")]
+    run_job(MRDbBatch, runner, crawl_dir, layer, [part for store in layer_stores for part in parts(store)], batch)
+    batch_parts = [arg for part in parts(batch) for arg in ("--batch-part", str(part))]
+    crawl_db = CrawlDb(CrawlStore(db))
+    run_job(MRDbMerge, runner, crawl_dir, layer, parts(Path(crawl_db.current_dir())), crawl_db.next_dir(), *batch_parts)
+    crawl_db.commit(f"{RUN} dbupdate/{layer}")
+    return db
 
 
 def partition_lines(db: Path) -> dict[int, list[bytes]]:
-    parts = sorted(db.glob("part-*"))
-    assert [part.name for part in parts] == [f"part-{n:05d}" for n in range(PARTITIONS)]
-    return {n: part.read_bytes().splitlines() for n, part in enumerate(parts)}
+    files = parts(partition_path(db, 0).parent)
+    partitions = len(files)
+    assert [part.name for part in files] == [f"part-{n:05d}" for n in range(partitions)]
+    return {n: part.read_bytes().splitlines() for n, part in enumerate(files)}
 
 
 def check_db(db: Path) -> dict[str, dict]:
     """The db's records by URL, after checking the layout every update must keep."""
     records = {}
-    for partition, lines in partition_lines(db).items():
+    lines_of = partition_lines(db)
+    for partition, lines in lines_of.items():
         keys = [line.split(b"\t", 1)[0] for line in lines]
         assert keys == sorted(keys), f"partition {partition} is not sorted"
-        for url, record in read_part(db / f"part-{partition:05d}"):
+        for url, record in read_part(partition_path(db, partition)):
             assert url not in records, f"{url} is stored twice"
-            assert partition_of(url, PARTITIONS) == partition
+            assert partition_of(url, len(lines_of)) == partition
             assert set(record) == set(DB_FIELDS) and record["status"] in DB_STATUSES
             records[url] = record
     return records
@@ -92,6 +102,7 @@ def test_layers_fold_into_a_sorted_partitioned_db(crawled, runner, tmp_path):
         records = check_db(db)
         docs = layer_docs(crawled, layer)
         touched = {doc["requested_url"] for doc in docs} | {doc["url"] for doc in docs}
+        touched |= {url for url, _ in read_records(crawled / "in" / str(layer))}
         touched |= {link for _, out in read_records(crawled / "out" / str(layer)) for link in out["outlinks"]}
         seen |= touched
         # One record per URL ever seen, and nothing else.
@@ -105,11 +116,26 @@ def test_layers_fold_into_a_sorted_partitioned_db(crawled, runner, tmp_path):
             record = records[doc["url"]]
             assert record["fetched_at"] == doc["fetched_at"] and record["first_run"] == RUN
             if doc["outcome"] == FETCHED:
-                assert record["status"] == FETCHED and record["digest"] and record["due_at"] > doc["fetched_at"]
+                assert record["status"] == FETCHED and record["digest"] and record["signature"]
+                assert record["due_at"] > RUN and record["hub"] is not None
             if doc["url"] != doc["requested_url"]:
                 assert records[doc["requested_url"]]["status"] == REDIRECT
     # Links of the last layer are known and not yet fetched.
     assert any(record["status"] == UNFETCHED and record["first_layer"] == DEPTH for record in records.values())
+    # The seeds are marked, and hubs by their pages: the test web's home pages are seeds.
+    assert {url for url, record in records.items() if record["seed"]} == {url for url, _ in read_records(crawled / "in" / "0")}
+
+
+def test_the_driver_keeps_the_db_it_replays(crawled, tmp_path):
+    """The db the crawl kept in crawl/db holds what the replay of its layers gives."""
+    db = empty_db(tmp_path / "db")
+    for layer in range(DEPTH):
+        update(db, crawled, layer, "inline", tmp_path)
+    assert dict(read_db(crawled / "db")) == check_db(db)
+    meta = json.loads((crawled / "db" / "db.json").read_text())
+    assert meta["partitions"] == DRIVER_PARTITIONS and meta["applied"] == f"{RUN} dbupdate/{DEPTH - 1}"
+    # Each update commits one generation and drops the one before.
+    assert sorted(path.name for path in (crawled / "db").iterdir() if path.name.startswith("gen-")) == [f"gen-{DEPTH:06d}"]
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +143,7 @@ def db(crawled, tmp_path_factory) -> Path:
     scratch = tmp_path_factory.mktemp("db")
     db = empty_db(scratch / "db-empty")
     for layer in range(DEPTH):
-        db = update(db, crawled, layer, "inline", scratch)
+        update(db, crawled, layer, "inline", scratch)
     return db
 
 
@@ -168,7 +194,7 @@ def test_the_reader_refuses_what_is_not_a_db(tmp_path):
     result = reader("get", str(tmp_path / "absent"), "http://127.0.0.2/")
     assert result.returncode == 2 and f"{tmp_path / 'absent'}: no such directory" in result.stderr
     create_db(tmp_path / "db", 2)
-    (tmp_path / "db" / "part-00001").unlink()
+    partition_path(tmp_path / "db", 1).unlink()
     result = reader("dump", str(tmp_path / "db"))
     assert result.returncode == 2 and "part-00001 is missing" in result.stderr
     assert reader("dump", str(tmp_path / "db"), "--format", "parquet").returncode == 2

@@ -30,13 +30,15 @@ from crawl_support import crawl, read_records, write_inputs
 from mrcrawl.config import CrawlConfig
 from mrcrawl.export import run_exports
 from mrcrawl.export import main as export_main
+from mrcrawl.fetch.connection import known_for_request
 from mrcrawl.fetch.fetcher import Fetcher
+from mrcrawl.frontier.crawldb import read_db
 from mrcrawl.output import pageindex
 from mrcrawl.output.pageindex import registered_domain
 from mrcrawl.output.warc import archived_headers, request_message
 from mrcrawl.page.urls import normalize_url
 from mrcrawl.store.crawl_reader import CrawlReader
-from mrcrawl.store.records import FETCHED, REDIRECT, payload_digest
+from mrcrawl.store.records import FETCHED, REDIRECT, new_frontier_entry, payload_digest
 from mrcrawl.testweb import start_test_web
 
 DEPTH = 3
@@ -207,10 +209,16 @@ def test_request_records_show_what_the_crawler_sent(exported):
         assert request.payload == b""
 
 
-@pytest.mark.parametrize("through_proxy", [False, True], ids=["direct", "proxy"])
-def test_archived_request_is_the_one_on_the_wire(through_proxy):
+KNOWN = {"etag": 'W/"5e-17"', "last_modified": "Mon, 05 Jan 2026 06:00:00 GMT", "signature": "s",
+         "digest": "sha1:AAAA", "fetched_at": "2026-01-05T06:00:00.000Z"}
+
+
+@pytest.mark.parametrize("through_proxy, known", [(False, None), (True, None), (False, KNOWN)],
+                         ids=["direct", "proxy", "conditional"])
+def test_archived_request_is_the_one_on_the_wire(through_proxy, known):
     """The request the fetcher sends a real server (or an HTTP proxy) equals
-    the archived one: request line, and every header in order."""
+    the archived one: request line, and every header in order, the
+    conditional ones included for a URL the crawl db knows."""
     received = []
 
     class Recorder(http.server.BaseHTTPRequestHandler):
@@ -239,17 +247,22 @@ def test_archived_request_is_the_one_on_the_wire(through_proxy):
         # path is canonicalised (%7e, lower-case hex) as every frontier URL is.
         origin = "http://127.0.0.77:8080" if through_proxy else recorder
         fetcher = Fetcher(config, layer=0)
-        fetcher.add(normalize_url(f"{origin}/a%7eb/c.html?q=%e4&x=y"))
+        fetcher.add(normalize_url(f"{origin}/a%7eb/c.html?q=%e4&x=y"), new_frontier_entry(3, False, 2, known))
         (doc,) = list(fetcher.finish())
     finally:
         server.shutdown()
         server.server_close()
     assert doc["status"] == 200
     ((request_line, headers),) = received
-    archived = request_message(config, doc["url"])
+    archived = request_message(config, doc["url"], known_for_request(doc, doc["url"]))
     assert f"{archived.protocol} {archived.statusline}" == request_line
     assert request_line.startswith(f"GET {origin if through_proxy else ''}/a~b/c.html?q=%E4&x=y ")
     assert archived.headers == headers
+    sent = dict(headers)
+    if known:
+        assert (sent["If-None-Match"], sent["If-Modified-Since"]) == (known["etag"], known["last_modified"])
+    else:
+        assert not {"If-None-Match", "If-Modified-Since"} & sent.keys()
 
 
 def test_wire_form_headers_are_renamed_beside_the_stored_body():
@@ -312,6 +325,7 @@ EXPECTED_COLUMNS = [
     ("language", pa.dictionary(pa.int32(), pa.string()), False),
     ("outlink_count", pa.int32(), True),
     ("error", pa.string(), True),
+    ("db_status", pa.dictionary(pa.int32(), pa.string()), True),
 ]
 
 
@@ -342,6 +356,7 @@ def test_index_counts_match_the_doc_store(exported):
 
 def test_index_rows_match_the_pages(exported):
     docs = doc_by_fetch(exported)
+    db_records = dict(read_db(exported.output / "db"))
     cjk_titles = 0
     for row in index_dataset(exported).to_table().to_pylist():
         doc = docs[(row["url"], row["fetched_at"].strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z")]
@@ -352,6 +367,7 @@ def test_index_rows_match_the_pages(exported):
         assert row["registered_domain"] is None  # every test host is an IP literal
         assert row["language"] == exported.config["language"]
         assert row["outlink_count"] == len(exported.outs[(doc["url"], doc["fetched_at"])]["outlinks"])
+        assert row["db_status"] == db_records[row["url"]]["status"]
         if doc["status"] is None:
             assert (row["digest"], row["content_length"], row["title"]) == (None, None, None)
             continue

@@ -7,6 +7,7 @@ from mrcrawl.config import CrawlConfig
 from mrcrawl.fetch.connection import whole_answer_arrived
 from mrcrawl.fetch.fetcher import URLS_IN_MEMORY, Fetcher
 from mrcrawl.fetch.hostqueue import SPILL_BATCH
+from mrcrawl.store.records import new_frontier_entry
 from mrcrawl.testweb import Host, Page, Robots, Web
 from mrcrawl.testweb.server import TestWebServer
 
@@ -19,14 +20,25 @@ def test_memory_stays_bounded_however_many_urls_are_fed():
     total = 3 * URLS_IN_MEMORY
     hosts = 50
     outcomes = Counter()
+    docs_with_their_entry = 0
     peak = 0
+
+    def settled(docs):
+        nonlocal docs_with_their_entry
+        for doc in docs:
+            outcomes[doc["outcome"]] += 1
+            number = int(doc["url"].rpartition("/")[2])
+            docs_with_their_entry += (doc["hops"], doc["known"]) == (number, {"etag": f'"{number}"'})
+
     for host in range(hosts):
         for n in range(total // hosts):
-            fetcher.add(f"http://127.0.1.{host}:8000/page/{n}")
+            # Each URL's frontier entry travels with it, through the spill files too.
+            fetcher.add(f"http://127.0.1.{host}:8000/page/{n}", new_frontier_entry(n, False, n, {"etag": f'"{n}"'}))
             peak = max(peak, fetcher._memory.used)
-            outcomes.update(doc["outcome"] for doc in fetcher.completed())
-    outcomes.update(doc["outcome"] for doc in fetcher.finish())
+            settled(fetcher.completed())
+    settled(fetcher.finish())
     assert outcomes == {"blocked": total}
+    assert docs_with_their_entry == total
     assert peak <= URLS_IN_MEMORY + config.threads * SPILL_BATCH
     assert fetcher.stats["requests"] == 0
 

@@ -1,24 +1,36 @@
-"""Per-host queues: order kept across memory and disk, memory bounded, scheduling fair to big hosts."""
+"""Per-host queues: order and frontier entries kept across memory and disk, memory bounded,
+scheduling fair to big hosts."""
 import os
 import threading
 import time
 
 from mrcrawl.fetch.hostqueue import SPILL_BATCH, HostQueue, HostScheduler, MemoryBudget, SpillQueue
+from mrcrawl.store.records import new_frontier_entry
+
+
+def frontier_entry(n: int) -> dict | None:
+    """Every third URL has no entry (a bare `add(url)`); the others carry
+    what the crawl db knew, with text a spill line must keep intact."""
+    if n % 3 == 0:
+        return None
+    known = {"etag": f'W/"{n}\t\\x"', "last_modified": "Mon, 05 Jan 2026 06:00:00 GMT",
+             "signature": "sig-é", "digest": None, "fetched_at": "2026-01-05T06:00:00.000Z"}
+    return new_frontier_entry(n, seed=n % 2 == 0, hops=n, known=known if n % 3 == 1 else None)
 
 
 def test_spill_queue_keeps_fifo_order_across_memory_and_disk(tmp_path):
     budget = MemoryBudget(limit=10)
     queue = SpillQueue(str(tmp_path / "q"), budget)
-    urls = [f"http://h/{n}" for n in range(3 * SPILL_BATCH + 7)]
-    for url in urls[:500]:
-        queue.push(url)
+    items = [(f"http://h/{n}", frontier_entry(n)) for n in range(3 * SPILL_BATCH + 7)]
+    for url, entry in items[:500]:
+        queue.push(url, entry)
     popped = [queue.pop() for _ in range(300)]
-    for url in urls[500:]:  # pushes interleaved with pops must still queue behind
-        queue.push(url)
+    for url, entry in items[500:]:  # pushes interleaved with pops must still queue behind
+        queue.push(url, entry)
     queue.flush()
     while len(queue):
         popped.append(queue.pop())
-    assert popped == urls
+    assert popped == items  # the entries that went through the file came back whole
     assert budget.used == 0
     assert not os.path.exists(tmp_path / "q")  # the spill file goes once read
 

@@ -20,7 +20,7 @@ MAY_IMPORT = {
     "page": {"store"},
     "fetch": {"store", "page"},
     "frontier": {"store", "page"},
-    "output": {"store", "page", "fetch"},
+    "output": {"store", "page", "fetch", "frontier"},
     "mr": {"store", "page", "fetch", "frontier", "output"},  # the glue may use any stage; none uses it
 }
 IMPORTS_MRJOB = {"mrcrawl.driver", "mrcrawl.store.cluster_store"}  # and jobs.*, mrcrawl.mr.*

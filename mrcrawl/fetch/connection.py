@@ -44,9 +44,33 @@ def host_header(url: str) -> str:
     return f"{parts.host}:{parts.port}"
 
 
-def request_headers(config: CrawlConfig, url: str) -> dict[str, str]:
-    """Every header of the GET for `url`, in the order they are sent."""
-    return {
+# The validators an earlier fetch left in the crawl db (records.KNOWN_FIELDS)
+# and the headers that send them back (RFC 9110 §13.1): a server that finds
+# the page unchanged answers 304 Not Modified instead of sending it again.
+CONDITIONAL_HEADERS = (("etag", "If-None-Match"), ("last_modified", "If-Modified-Since"))
+
+
+def conditional_headers(known: dict | None) -> dict[str, str]:
+    """The headers that send back the validators in `known` (a doc record's `known`)."""
+    if not known:
+        return {}
+    return {header: known[field] for field, header in CONDITIONAL_HEADERS if known.get(field)}
+
+
+def known_for_request(doc: dict | None, url: str) -> dict | None:
+    """What of the crawl db's record a request for `url`, made for `doc`,
+    sends back.  The record is of the URL the fetch started from (a retry
+    asks for it again); a redirect hop asks for another URL, whose page the
+    record says nothing of, and robots.txt has no doc."""
+    if doc is None or url != doc["requested_url"]:
+        return None
+    return doc["known"]
+
+
+def request_headers(config: CrawlConfig, url: str, known: dict | None = None) -> dict[str, str]:
+    """Every header of the GET for `url`, in the order they are sent; with
+    `known` (known_for_request), the conditional headers last."""
+    headers = {
         "Host": host_header(url),
         "User-Agent": config.user_agent,
         "Accept-Encoding": ACCEPT_ENCODING,
@@ -54,6 +78,9 @@ def request_headers(config: CrawlConfig, url: str) -> dict[str, str]:
         "Accept-Language": f"{config.language},*;q=0.5",
         "Connection": "keep-alive",
     }
+    if known:
+        headers.update(conditional_headers(known))
+    return headers
 
 
 # The most of an answer we look at to see whether all of it has arrived:

@@ -28,7 +28,14 @@ import urllib3
 from urllib3.exceptions import ConnectTimeoutError, HTTPError as Urllib3Error
 
 from mrcrawl.config import CrawlConfig
-from mrcrawl.fetch.connection import open_connection, request_headers, request_target, whole_answer_arrived
+from mrcrawl.fetch.connection import (
+    conditional_headers,
+    known_for_request,
+    open_connection,
+    request_headers,
+    request_target,
+    whole_answer_arrived,
+)
 from mrcrawl.fetch.hostqueue import HostQueue, HostScheduler, MemoryBudget, SpillQueue
 from mrcrawl.fetch.netguard import blocked_reason
 from mrcrawl.fetch.robots import RobotsPolicy, agent_token
@@ -42,6 +49,7 @@ from mrcrawl.store.records import (
     HTTP_ERROR,
     NETWORK_ERROR,
     NOT_HTML,
+    NOT_MODIFIED,
     REDIRECT,
     ROBOTS_DENIED,
     encode_body,
@@ -167,8 +175,9 @@ class Fetcher:
 
     # ---- the feeder side (main thread) -------------------------------------
 
-    def add(self, url: str) -> None:
-        """Queue one URL of this layer; never blocks on the network."""
+    def add(self, url: str, entry: dict | None = None) -> None:
+        """Queue one URL of this layer, with its frontier entry (records.FRONTIER_FIELDS)
+        if it has one; never blocks on the network."""
         key = host_key(url)
         with self.scheduler.lock:
             host = self.hosts.get(key)
@@ -178,7 +187,7 @@ class Fetcher:
             if self._feeding is not host:
                 self._done_feeding()
                 self._feeding = host
-            host.urls.push(url)
+            host.urls.push(url, entry)
             self.scheduler.schedule(host)
         if not self._threads:
             self._start_threads()
@@ -294,8 +303,8 @@ class Fetcher:
         with self.scheduler.lock:
             if not len(host.urls):
                 return None
-            url = host.urls.pop()
-        return Task(url=url, doc=new_doc(url, self.layer))
+            url, entry = host.urls.pop()
+        return Task(url=url, doc=new_doc(url, self.layer, entry))
 
     def _refused(self, host: HostQueue, task: Task) -> bool:
         """Settle a URL that must not be requested; True if it was settled."""
@@ -339,7 +348,8 @@ class Fetcher:
 
     def _step_page(self, host: HostQueue, task: Task) -> None:
         doc = task.doc
-        exchange = self._request(host, task)
+        known = known_for_request(doc, task.url)
+        exchange = self._request(host, task, known)
         doc.update(
             url=task.url,
             status=exchange.status,
@@ -362,6 +372,11 @@ class Fetcher:
                 self._finish(doc, HTTP_ERROR, f"HTTP {status} after {task.attempt + 1} attempts")
         elif status in REDIRECT_STATUSES:
             self._follow(host, task, exchange)
+        elif status == 304 and conditional_headers(known):
+            # The page is as the crawl db's earlier fetch found it.  (A 304
+            # to a request that asked nothing is a broken server's answer,
+            # an HTTP error like any other unexpected status.)
+            self._finish(doc, NOT_MODIFIED, None)
         elif 200 <= status < 300:
             self._settle_response(doc, exchange)
         else:
@@ -434,8 +449,9 @@ class Fetcher:
         answered_at = self._thread_state.answered_at
         return time.monotonic() if answered_at is None else answered_at
 
-    def _request(self, host: HostQueue, task: Task) -> Exchange:
-        """Make one request for `task`, starting its host's politeness clock."""
+    def _request(self, host: HostQueue, task: Task, known: dict | None = None) -> Exchange:
+        """Make one request for `task`, starting its host's politeness clock;
+        conditional when `known` (known_for_request) holds validators."""
         if host.connection is None:
             host.connection = open_connection(self.config, task.url, on_answer=self._answer_arrived)
         timeout = self.config.timeout
@@ -444,7 +460,7 @@ class Fetcher:
         started = time.monotonic()
         try:
             response = host.connection.urlopen(
-                "GET", request_target(task.url, self.config.proxy), headers=request_headers(self.config, task.url),
+                "GET", request_target(task.url, self.config.proxy), headers=request_headers(self.config, task.url, known),
                 redirect=False, retries=False, assert_same_host=False, preload_content=False,
                 timeout=urllib3.Timeout(connect=timeout, read=timeout))
         except (Urllib3Error, OSError) as error:

@@ -15,12 +15,25 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import json
 import os
 import threading
 import time
 from collections import deque
 
 SPILL_BATCH = 256  # URLs written or read per disk access
+
+
+def spill_line(url: str, entry: dict | None) -> str:
+    """One queued URL as its spill file holds it: the URL, then a tab and
+    its frontier entry's JSON if it has one (a canonical URL holds neither
+    tab nor newline; nor does JSON's ASCII form)."""
+    return f"{url}\t{json.dumps(entry, separators=(',', ':'))}\n" if entry is not None else f"{url}\n"
+
+
+def read_spill_line(line: str) -> tuple[str, dict | None]:
+    url, tab, entry = line.rstrip("\n").partition("\t")
+    return url, json.loads(entry) if tab else None
 
 
 class MemoryBudget:
@@ -32,13 +45,14 @@ class MemoryBudget:
 
 
 class SpillQueue:
-    """A FIFO of URL strings: a head in memory, within a shared budget; the tail in a file."""
+    """A FIFO of URLs, each with its frontier entry or None: a head in
+    memory, within a shared budget; the tail in a file."""
 
     def __init__(self, path: str, budget: MemoryBudget):
         self._path = path
         self._budget = budget
-        self._head: deque[str] = deque()
-        self._unwritten: list[str] = []  # tail lines not yet appended to the file
+        self._head: deque[tuple[str, dict | None]] = deque()
+        self._unwritten: list[tuple[str, dict | None]] = []  # tail items not yet appended to the file
         self._on_disk = 0  # tail lines in the file not yet read back
         self._read_offset = 0
 
@@ -49,13 +63,13 @@ class SpillQueue:
     def in_memory(self) -> int:
         return len(self._head) + len(self._unwritten)
 
-    def push(self, url: str) -> None:
+    def push(self, url: str, entry: dict | None = None) -> None:
         # Once anything is on the tail, new URLs must go behind it to keep order.
         if self._budget.used < self._budget.limit and not self._on_disk and not self._unwritten:
-            self._head.append(url)
+            self._head.append((url, entry))
             self._budget.used += 1
             return
-        self._unwritten.append(url)
+        self._unwritten.append((url, entry))
         if len(self._unwritten) >= SPILL_BATCH:
             self.flush()
 
@@ -63,11 +77,12 @@ class SpillQueue:
         if not self._unwritten:
             return
         with open(self._path, "a", encoding="utf-8") as spill:
-            spill.write("\n".join(self._unwritten) + "\n")
+            spill.write("".join(spill_line(url, entry) for url, entry in self._unwritten))
         self._on_disk += len(self._unwritten)
         self._unwritten = []
 
-    def pop(self) -> str:
+    def pop(self) -> tuple[str, dict | None]:
+        """The oldest URL and its entry."""
         if not self._head:
             self._refill()
         self._budget.used -= 1
@@ -83,7 +98,7 @@ class SpillQueue:
         with open(self._path, encoding="utf-8") as spill:
             spill.seek(self._read_offset)
             for _ in range(min(SPILL_BATCH, self._on_disk)):
-                self._head.append(spill.readline().rstrip("\n"))
+                self._head.append(read_spill_line(spill.readline()))
             self._read_offset = spill.tell()
         self._on_disk -= len(self._head)
         self._budget.used += len(self._head)

@@ -1,11 +1,19 @@
 """The crawl db on disk, and its update: a sort-merge that sorts only the batch.
 
 A db directory holds one record per URL ever discovered (store/records.py's
-db record), in P partition files `part-00000` .. `part-<P-1>` and `db.json`,
-which names P.  A URL lives in the partition of a hash of its host, so a
-host's URLs stay together, as IRLbot's DRUM buckets keep them.  Each
-partition file is sorted by the bytes of its keys, the URLs as the store's
-protocol encodes them.
+db record), in P partition files, and `db.json`:
+
+    DB/db.json                 {"format", "partitions": P, "generation": G, "applied": ...}
+    DB/gen-<G>/part-00000 ..   the db as it is: P partition files
+    DB/.lock                   held by the run that works on the db
+
+A URL lives in the partition of a hash of its host, so a host's URLs stay
+together, as IRLbot's DRUM buckets keep them.  Each partition file is
+sorted by the bytes of its keys, the URLs as the store's protocol encodes
+them.  An update writes generation G+1 beside G; rewriting db.json (one
+small file, replaced whole) is what commits it, so a run that dies midway
+leaves the db as it was.  `applied` names the last update committed, so a
+resumed run knows whether the update it was running got that far.
 
 An update is DRUM's check+update, done as two jobs:
 1. DbBatch folds a layer's doc and out records into one update per URL and
@@ -35,6 +43,7 @@ from mrcrawl.store.protocols import Utf8JsonProtocol
 
 DB_FORMAT = 1
 DB_META = "db.json"
+DB_LOCK = ".lock"
 DEFAULT_PARTITIONS = 16
 PARTITION_DIGITS = 5  # a batch key's prefix has a fixed width, so it sorts as the partition does
 
@@ -57,6 +66,11 @@ def batch_prefix(partition: int) -> bytes:
     """How every batch line of `partition` starts: the opening quote of the
     JSON key, then digits and a space, which JSON writes as they are."""
     return f'"{partition:0{PARTITION_DIGITS}d} '.encode("ascii")
+
+
+def partition_number(part_file: str) -> int:
+    """The partition a db part file holds, from its name (`.../part-00007` -> 7)."""
+    return int(str(part_file).rsplit("/", 1)[-1].removeprefix("part-"))
 
 
 def url_of_batch_key(key: str) -> str:
@@ -125,35 +139,89 @@ class NoCrawlDb(Exception):
     """The directory holds no crawl db; the message says what is missing."""
 
 
+class CrawlDb:
+    """A crawl db directory, reached through a crawl store's file operations
+    (CrawlStore for local disk, ClusterCrawlStore for HDFS or S3)."""
+
+    def __init__(self, store: CrawlStore):
+        self.store = store
+        self.root = store.root
+        self.meta_path = store.join(DB_META)
+        self.lock_path = store.join(DB_LOCK)
+
+    def create(self, partitions: int = DEFAULT_PARTITIONS) -> None:
+        """An empty db: generation 0 of `partitions` empty partition files."""
+        self.store.make_root()
+        for partition in range(partitions):
+            self.store.write_text(self.store.part_file(self.generation_dir(0), partition), "")
+        self._write_meta({"format": DB_FORMAT, "partitions": partitions, "generation": 0, "applied": None})
+
+    def meta(self) -> dict:
+        """db.json, after checking that it describes a db whose files are all there."""
+        try:
+            entries = self.store.entries()
+        except NotADirectoryError:
+            raise NoCrawlDb(f"{self.root}: is not a directory") from None
+        if entries is None:
+            raise NoCrawlDb(f"{self.root}: no such directory")
+        if DB_META not in entries:
+            raise NoCrawlDb(f"{self.root}: holds no crawl db (no {DB_META})")
+        try:
+            meta = json.loads(self.store.read_text(self.meta_path))
+        except (ValueError, UnicodeDecodeError) as error:
+            raise NoCrawlDb(f"{self.meta_path}: not a crawl db's {DB_META} ({error})") from None
+        if (not isinstance(meta, dict) or meta.get("format") != DB_FORMAT
+                or not all(isinstance(meta.get(key), int) for key in ("partitions", "generation"))):
+            raise NoCrawlDb(f"{self.meta_path}: not a crawl db of format {DB_FORMAT}")
+        present = {Path(str(part)).name for part in self.store.parts(self.generation_dir(meta["generation"]))}
+        missing = [n for n in range(meta["partitions"]) if f"part-{n:05d}" not in present]
+        if missing:
+            raise NoCrawlDb(f"{self.generation_dir(meta['generation'])}: partition file part-{missing[0]:05d} is missing")
+        return meta
+
+    def generation_dir(self, generation: int):
+        return self.store.join(f"gen-{generation:06d}")
+
+    def current_dir(self):
+        return self.generation_dir(self.meta()["generation"])
+
+    def next_dir(self):
+        """Where an update writes the next generation; cleared of an unfinished one."""
+        written = self.generation_dir(self.meta()["generation"] + 1)
+        self.store.remove(written)
+        return written
+
+    def commit(self, applied: str) -> None:
+        """Make the next generation the db (the update `applied` wrote it), then drop the old one."""
+        meta = self.meta()
+        old = meta["generation"]
+        meta.update(generation=old + 1, applied=applied)
+        self._write_meta(meta)  # the commit: readers now see the new generation
+        self.store.remove(self.generation_dir(old))
+
+    def _write_meta(self, meta: dict) -> None:
+        self.store.write_text(self.meta_path, json.dumps(meta) + "\n")
+
+
+def _local_db(directory) -> CrawlDb:
+    return CrawlDb(CrawlStore(directory))
+
+
 def create_db(directory: Path, partitions: int = DEFAULT_PARTITIONS) -> None:
-    """An empty db: `partitions` empty partition files and db.json."""
-    directory.mkdir(parents=True)
-    for partition in range(partitions):
-        partition_path(directory, partition).write_bytes(b"")
-    (directory / DB_META).write_text(json.dumps({"format": DB_FORMAT, "partitions": partitions}) + "\n")
+    """An empty db on local disk."""
+    if Path(directory).exists():
+        raise FileExistsError(str(directory))
+    _local_db(directory).create(partitions)
 
 
 def db_partitions(directory: Path) -> int:
     """How many partitions the db in `directory` has, after checking it is one."""
-    if not directory.is_dir():
-        raise NoCrawlDb(f"{directory}: no such directory")
-    meta_path = directory / DB_META
-    try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise NoCrawlDb(f"{directory}: holds no crawl db (no {DB_META})") from None
-    except (ValueError, UnicodeDecodeError) as error:
-        raise NoCrawlDb(f"{meta_path}: not a crawl db's {DB_META} ({error})") from None
-    if not isinstance(meta, dict) or meta.get("format") != DB_FORMAT or not isinstance(meta.get("partitions"), int):
-        raise NoCrawlDb(f"{meta_path}: not a crawl db of format {DB_FORMAT}")
-    missing = [n for n in range(meta["partitions"]) if not partition_path(directory, n).is_file()]
-    if missing:
-        raise NoCrawlDb(f"{directory}: partition file {partition_path(directory, missing[0]).name} is missing")
-    return meta["partitions"]
+    return _local_db(directory).meta()["partitions"]
 
 
 def partition_path(directory: Path, partition: int) -> Path:
-    return Path(CrawlStore.part_file(directory, partition))
+    """The file of one partition of the db's current generation."""
+    return Path(CrawlStore.part_file(_local_db(directory).current_dir(), partition))
 
 
 def read_db(directory: Path) -> Iterator[tuple[str, dict]]:

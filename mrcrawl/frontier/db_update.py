@@ -1,13 +1,16 @@
-"""What a layer tells the crawl db: updates from doc and out records, and how
-a db record takes one.
+"""What a layer tells the crawl db: updates from its frontier, doc and out
+records, and how a db record takes one (the revisit policy).
 
-An update is a dict with up to two parts:
-- "seen": the URL was a seed, requested, or linked on this run:
+An update is a dict with up to three parts:
+- "seen": the URL was requested, or linked, on this run:
   {"layer", "hops", "seed"};
-- "fetch": how its request ended: the doc record's fields the db keeps.
-DbBatch's mapper makes them (updates_from_doc, updates_from_out), its
-combiner and reducer fold a URL's updates into one (fold), and DbMerge's
-apply_update() writes the folded update into the URL's db record.
+- "fetch": how its request ended: the doc record's fields the db keeps;
+- "page": what the Parser judged of the fetched page: {"signature", "hub"}.
+DbBatch's mapper makes them (updates_from_entry, updates_from_doc,
+updates_from_out), its combiner and reducer fold a URL's updates into one
+(fold), and DbMerge's apply_update() writes the folded update into the
+URL's db record.  apply_update() is also the cycle filter: a URL linked on
+this layer that the db has never fetched is queued for the next layer.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from mrcrawl.store.records import (
     NOT_MODIFIED,
     REDIRECT,
     ROBOTS_DENIED,
+    UNFETCHED,
     iso_utc,
     new_db_record,
     payload_digest,
@@ -38,15 +42,23 @@ DAY = 86400.0
 
 @dataclass(frozen=True)
 class RevisitPolicy:
-    """When a URL is due again (Nutch's AdaptiveFetchSchedule, bounded).
+    """When a URL is due again; every interval counts from the start of the
+    run that fetched it, so a daily run finds yesterday's pages due however
+    long yesterday's run took.
 
-    A page that changed since its last fetch is revisited sooner (interval x
-    `shrink`), one that did not, later (x `grow`), within [min_interval,
-    max_interval].  A transient failure is retried after `retry_interval`,
-    on at most `retry_runs` runs in a row; then the URL is gone.  A gone URL
-    is checked again after max_interval.
+    - A hub (a seed, or a page that is mostly links: home and section pages)
+      is due again after `hub_interval`: it is where new URLs appear.
+    - Any other page (an article) first after `first_interval`; then, as in
+      Nutch's AdaptiveFetchSchedule, sooner (x `shrink`) when its signature
+      changed since the last fetch and later (x `grow`) when it did not or
+      the server said 304, within [min_interval, max_interval].
+    - A transient failure (network, 5xx, 429, robots.txt unreachable) is
+      retried after `retry_interval`, on at most `retry_runs` runs in a row;
+      then the URL is gone.  A 404 or 410 is gone at once.  A gone,
+      blocked or redirecting URL is checked again after `max_interval`.
     """
 
+    hub_interval: float = 1 * DAY
     first_interval: float = 7 * DAY
     min_interval: float = 1 * DAY
     max_interval: float = 30 * DAY
@@ -54,6 +66,31 @@ class RevisitPolicy:
     shrink: float = 0.5
     retry_interval: float = 1 * DAY
     retry_runs: int = 3
+
+    @classmethod
+    def from_config(cls, revisit) -> "RevisitPolicy":
+        """The policy a crawl config's `revisit:` keys (in days) set."""
+        return cls(
+            hub_interval=revisit.hub_days * DAY, first_interval=revisit.first_days * DAY,
+            min_interval=revisit.min_days * DAY, max_interval=revisit.max_days * DAY,
+            grow=revisit.grow, shrink=revisit.shrink,
+            retry_interval=revisit.retry_days * DAY, retry_runs=revisit.retry_runs,
+        )
+
+
+# A URL is due when its time comes before the run's start plus this: a daily
+# run that cron starts a little earlier than yesterday's still finds it due.
+DUE_SLACK = timedelta(hours=1)
+
+
+def due_before(run: str) -> str:
+    """The due_at (iso_utc) below which a URL is due on the run starting at `run`."""
+    return iso_utc(parse_time(run) + DUE_SLACK)
+
+
+def queue_mark(run: str, layer: int) -> str:
+    """The db's `queued` value of a URL the cycle filter put in `layer`'s frontier of `run`."""
+    return f"{run} {layer}"
 
 
 def parse_time(text: str) -> datetime:
@@ -82,26 +119,33 @@ def _fetch_part(doc: dict) -> dict:
     }
 
 
-def updates_from_doc(doc: dict, hops: int | None = None) -> Iterator[tuple[str, dict]]:
+def updates_from_entry(url: str, entry: dict, layer: int) -> Iterator[tuple[str, dict]]:
+    """The frontier entry of a URL requested on `layer`: seen there."""
+    yield url, {"seen": {"layer": layer, "hops": entry["hops"], "seed": entry["seed"]}}
+
+
+def updates_from_doc(doc: dict) -> Iterator[tuple[str, dict]]:
     """(URL, update) for the URLs one doc record attempted: the requested URL,
     and the final URL when a same-host redirect was followed to it."""
-    seen = {"layer": doc["layer"], "hops": hops, "seed": False}
+    seen = {"layer": doc["layer"], "hops": doc.get("hops"), "seed": False}
     if doc["url"] != doc["requested_url"]:
         hop = {"outcome": REDIRECT, "status": None, "fetched_at": doc["fetched_at"], "error": None,
                "redirect_to": doc["url"], "last_modified": None, "etag": None, "digest": None}
-        yield doc["requested_url"], {"seen": seen, "fetch": hop}
-    yield doc["url"], {"seen": seen, "fetch": _fetch_part(doc)}
+        yield doc["requested_url"], {"fetch": hop}
+        yield doc["url"], {"seen": seen, "fetch": _fetch_part(doc)}
+    else:
+        yield doc["url"], {"fetch": _fetch_part(doc)}
 
 
-def updates_from_out(out: dict, hops: int | None = None) -> Iterator[tuple[str, dict]]:
-    """(URL, update) for each link of an out record: seen on the next layer."""
+def updates_from_out(out: dict, url: str) -> Iterator[tuple[str, dict]]:
+    """(URL, update) for the page of an out record (what the Parser judged of
+    it) and for each of its links: seen on the next layer."""
+    if out.get("signature") is not None:
+        yield url, {"page": {"signature": out["signature"], "hub": out["hub"]}}
+    hops = out.get("hops")
     seen = {"layer": out["layer"] + 1, "hops": None if hops is None else hops + 1, "seed": False}
     for link in out["outlinks"]:
         yield link, {"seen": seen}
-
-
-def seed_update() -> dict:
-    return {"seen": {"layer": 0, "hops": 0, "seed": True}}
 
 
 def _min(a, b):
@@ -123,6 +167,8 @@ def fold(updates: Iterable[dict]) -> dict:
         fetch = update.get("fetch")
         if fetch and (folded.get("fetch") is None or fetch["fetched_at"] > folded["fetch"]["fetched_at"]):
             folded["fetch"] = fetch
+        if update.get("page"):
+            folded["page"] = update["page"]
     return folded
 
 
@@ -135,32 +181,38 @@ def _transient(fetch: dict) -> bool:
     return fetch["outcome"] == ROBOTS_DENIED and "unreachable" in (fetch["error"] or "")
 
 
-def apply_update(record: dict | None, url: str, update: dict, run: str, policy: RevisitPolicy) -> dict:
-    """The URL's db record after this update.  `run` is the start of the run
-    (ISO 8601 UTC) that made it."""
+def apply_update(record: dict | None, url: str, update: dict, run: str, layer: int, policy: RevisitPolicy) -> dict:
+    """The URL's db record after this update of `layer`'s batch.  `run` is the
+    start of the run (ISO 8601 UTC) that made it."""
+    seen = update.get("seen")
     if record is None:
         record = new_db_record(url, host_key(url))
         record["first_run"] = run
-        record["first_layer"] = (update.get("seen") or {}).get("layer")
+        record["first_layer"] = seen["layer"] if seen else layer
     else:
         record = dict(record)
-    seen = update.get("seen")
     if seen:
         record["hops"] = _min(record["hops"], seen["hops"])
-        record["seed"] = record["seed"] or seen["seed"]
+        if seen["layer"] == layer:  # requested on this layer: a seed of this run, or not
+            record["seed"] = seen["seed"]
     fetch = update.get("fetch")
     if fetch:
-        _take_fetch(record, fetch, policy)
+        _take_fetch(record, fetch, update.get("page"), parse_time(run), policy)
+    elif seen and seen["layer"] == layer + 1 and record["status"] == UNFETCHED:
+        # The cycle filter: linked on this layer, and never fetched on any run.
+        record["queued"] = queue_mark(run, layer + 1)
     return record
 
 
-def _take_fetch(record: dict, fetch: dict, policy: RevisitPolicy) -> None:
-    fetched_at = parse_time(fetch["fetched_at"])
+def _take_fetch(record: dict, fetch: dict, page: dict | None, run_start: datetime, policy: RevisitPolicy) -> None:
     record["fetched_at"] = fetch["fetched_at"]
+    record["queued"] = None
     if fetch["status"] is not None:
         record["fetch_count"] += 1
         record["http_status"] = fetch["status"]
-    interval = record["interval"] or policy.first_interval
+    if page is not None:
+        record["hub"] = page["hub"] or record["seed"]
+    hub = bool(record["hub"] or record["seed"])
     if _transient(fetch):
         record["failures"] += 1
         if record["failures"] > policy.retry_runs:
@@ -168,29 +220,40 @@ def _take_fetch(record: dict, fetch: dict, policy: RevisitPolicy) -> None:
         else:
             record["status"], interval = FAILED, policy.retry_interval
         record["interval"] = record["interval"] or policy.first_interval  # kept for when it answers again
-        record["due_at"] = iso_utc(fetched_at + timedelta(seconds=interval))
+        record["due_at"] = iso_utc(run_start + timedelta(seconds=interval))
         return
     record["failures"] = 0
-    if fetch["status"] == 304:
+    interval = record["interval"] or policy.first_interval
+    if fetch["outcome"] == NOT_MODIFIED:
         record["status"] = NOT_MODIFIED
-        interval = min(interval * policy.grow, policy.max_interval)
+        interval = policy.hub_interval if hub else _bounded(interval * policy.grow, policy)
     elif fetch["outcome"] in (FETCHED, NOT_HTML):
-        changed = record["digest"] is not None and fetch["digest"] != record["digest"]
-        first = record["digest"] is None
-        record.update(status=FETCHED, last_modified=fetch["last_modified"], etag=fetch["etag"], digest=fetch["digest"],
-                      signature=fetch["digest"])
+        # A page the Parser judged has a signature of its text; any other body, its digest.
+        signature = page["signature"] if page is not None else fetch["digest"]
+        first = record["signature"] is None
+        changed = not first and signature != record["signature"]
+        record.update(status=FETCHED, last_modified=fetch["last_modified"], etag=fetch["etag"],
+                      digest=fetch["digest"], signature=signature, redirect_to=None, duplicate_of=None)
         if first or changed:
             record["changed_at"] = fetch["fetched_at"]
-        if not first:
-            interval = interval * (policy.shrink if changed else policy.grow)
-        interval = max(policy.min_interval, min(interval, policy.max_interval))
+        if hub:
+            interval = policy.hub_interval
+        elif first:
+            interval = policy.first_interval
+        else:
+            interval = _bounded(interval * (policy.shrink if changed else policy.grow), policy)
     elif fetch["outcome"] == REDIRECT:
         record.update(status=REDIRECT, redirect_to=fetch["redirect_to"])
+        interval = policy.max_interval
     elif fetch["outcome"] == ROBOTS_DENIED:
-        record["status"] = ROBOTS_DENIED
+        record["status"], interval = ROBOTS_DENIED, policy.max_interval
     elif fetch["outcome"] == BLOCKED:
         record["status"], interval = BLOCKED, policy.max_interval
     else:  # 404, 410 and the other final HTTP errors
         record["status"], interval = GONE, policy.max_interval
     record["interval"] = interval
-    record["due_at"] = iso_utc(fetched_at + timedelta(seconds=interval))
+    record["due_at"] = iso_utc(run_start + timedelta(seconds=interval))
+
+
+def _bounded(interval: float, policy: RevisitPolicy) -> float:
+    return max(policy.min_interval, min(interval, policy.max_interval))

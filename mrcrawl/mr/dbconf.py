@@ -1,16 +1,19 @@
-"""What the crawl db's jobs are told: the db's partitions, the run, the batch.
+"""What the crawl db's jobs are told: the db's partitions, the run, the batch, the seeds.
 
 Like CrawlJobOptions, a mixin that only calls methods of the MRJob it is
-mixed into.  The batch's part files are file options, so that mrjob ships
-them to every merge task on every runner (HDFS and S3 paths included).
+mixed into.  The batch's and the seeds' part files are file options, so
+that mrjob ships them to every task on every runner (HDFS and S3 paths
+included).
 """
 from __future__ import annotations
+
+from typing import Iterator
 
 from mrcrawl.frontier.crawldb import DEFAULT_PARTITIONS
 
 
 class DbJobOptions:
-    """Mix into an MRJob (before MRJob) for `--db-partitions`, `--run` and `--batch-part`."""
+    """Mix into an MRJob (before MRJob) for `--db-partitions`, `--run`, `--batch-part` and `--seeds-part`."""
 
     def configure_args(self):
         super().configure_args()
@@ -19,7 +22,25 @@ class DbJobOptions:
         self.add_passthru_arg("--run", help="the start of the run making this update, ISO 8601 UTC")
         self.add_file_arg("--batch-part", action="append", default=[],
                           help="a part file of the batch DbBatch wrote (repeat for each)")
+        self.add_file_arg("--seeds-part", action="append", default=[],
+                          help="a part file of the run's seeds, one URL per line (repeat for each)")
 
     @property
     def partitions(self) -> int:
         return self.options.db_partitions
+
+    def batch_lines(self) -> Iterator[bytes]:
+        """Every line of the batch, undecoded."""
+        yield from self._lines_of(self.options.batch_part)
+
+    def seed_urls(self) -> Iterator[str]:
+        for line in self._lines_of(self.options.seeds_part):
+            url = line.decode("utf-8").strip()
+            if url:
+                yield url
+
+    @staticmethod
+    def _lines_of(paths: list[str]) -> Iterator[bytes]:
+        for path in paths:
+            with open(path, "rb") as lines:
+                yield from lines

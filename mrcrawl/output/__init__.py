@@ -2,5 +2,6 @@
 writes, the WARC archive and the Parquet page index (run by the export
 command, mrcrawl/export.py).
 
-Imports: fetch (the request as it was sent), page, store and config.  Never mrjob.
+Imports: fetch (the request as it was sent), frontier (the crawl db's status of
+each URL, for the index), page, store and config.  Never mrjob.
 """

@@ -42,11 +42,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import tldextract
 
+from mrcrawl.frontier.crawldb import NoCrawlDb, read_db
 from mrcrawl.page.charset import decode_page
 from mrcrawl.page.html import parse_html
 from mrcrawl.page.text import headline
 from mrcrawl.page.urls import host_of
-from mrcrawl.store.crawl_reader import CrawlReader, fetch_key, read_part
+from mrcrawl.store.crawl_reader import CrawlReader, fetch_key, read_keys, read_part
 from mrcrawl.store.records import FETCHED, payload_digest, response_body
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,7 @@ INDEX_SCHEMA = pa.schema([
     pa.field("language", _CATEGORY, nullable=False),  # the crawl's language
     pa.field("outlink_count", pa.int32()),  # null when the layer was never parsed
     pa.field("error", pa.string()),
+    pa.field("db_status", _CATEGORY),  # the URL's status in the crawl db when the index was written
 ])
 SORT_KEYS = [("registered_domain", "ascending"), ("host", "ascending"), ("url", "ascending")]
 # The same columns with plain strings, as rows are first gathered.
@@ -107,7 +109,7 @@ def page_title(doc: dict) -> str | None:
         return None
 
 
-def index_row(doc: dict, language: str, outlink_count: int | None) -> dict:
+def index_row(doc: dict, language: str, outlink_count: int | None, db_status: str | None = None) -> dict:
     """One doc record as a row of the index."""
     body = response_body(doc)
     host = host_of(doc["url"])
@@ -130,6 +132,7 @@ def index_row(doc: dict, language: str, outlink_count: int | None) -> dict:
         "language": language,
         "outlink_count": outlink_count,
         "error": doc["error"],
+        "db_status": db_status,
     }
 
 
@@ -137,6 +140,7 @@ def write_index(crawl: CrawlReader, directory: Path) -> dict:
     """Write the crawl's index files into `directory`; say what was written."""
     rows = row_groups = 0
     sorting = pq.SortingColumn.from_ordering(INDEX_SCHEMA, SORT_KEYS, null_placement="at_end")
+    statuses = db_statuses(crawl)
     for layer in crawl.layers:
         counts = outlink_counts(crawl, layer)
         path = directory / f"{crawl.file_prefix}-L{layer}.parquet"
@@ -148,11 +152,21 @@ def write_index(crawl: CrawlReader, directory: Path) -> dict:
             for part in crawl.doc_parts(layer):
                 for _, doc in read_part(part):
                     count = None if counts is None else counts.get(fetch_key(doc["url"], doc["fetched_at"]))
-                    group.add(index_row(doc, crawl.config.language, count))
+                    group.add(index_row(doc, crawl.config.language, count, statuses.get(doc["url"])))
             group.flush()
         rows += group.rows_written
         row_groups += pq.ParquetFile(path).metadata.num_row_groups
     return {"files": len(crawl.layers), "records": rows, "row_groups": row_groups}
+
+
+def db_statuses(crawl: CrawlReader) -> dict[str, str]:
+    """The crawl db status of each URL this crawl attempted, read in one pass
+    over the db; empty when the crawl's db is gone (the index then says null)."""
+    attempted = {url for layer in crawl.layers for part in crawl.doc_parts(layer) for url in read_keys(part)}
+    try:
+        return {url: record["status"] for url, record in read_db(Path(crawl.state["db"])) if url in attempted}
+    except (KeyError, NoCrawlDb):
+        return {}
 
 
 def outlink_counts(crawl: CrawlReader, layer: int) -> dict[str, int] | None:

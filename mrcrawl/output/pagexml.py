@@ -34,6 +34,7 @@ import unicodedata
 
 from lxml import etree
 
+from mrcrawl.page.change import page_signature
 from mrcrawl.page.charset import decode_page
 from mrcrawl.page.html import parse_html
 from mrcrawl.page.text import description, headline, keywords, main_text, published
@@ -105,3 +106,11 @@ def page_to_xml(doc: dict, language: str) -> str:
     # or tab left in the output sits in character data, where a character
     # reference means the same character.
     return _break_no_line(etree.tostring(page, encoding="unicode"))
+
+
+def unchanged_since_last_fetch(doc: dict) -> bool:
+    """Whether a fetched page says what it said at its last fetch: its change
+    signature equals the one the crawl db held when it was queued.  Such a
+    page is not part of the run's increment: the index has it already."""
+    known_signature = (doc.get("known") or {}).get("signature")
+    return known_signature is not None and page_signature(parse_html(decode_page(doc))) == known_signature

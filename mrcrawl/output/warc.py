@@ -13,7 +13,8 @@ For every doc record that got an HTTP response (`status` not null), in this
 order, as Common Crawl writes them:
 
 - `request`: the GET the fetcher sent, request line and headers rebuilt by
-  the very functions the fetcher sends them with (fetch/connection.py);
+  the very functions the fetcher sends them with (fetch/connection.py),
+  conditional headers (If-None-Match, If-Modified-Since) included;
 - `response`: the status line, the headers in the order and repetition they
   came in, and the stored body (records.response_body).  The body is stored
   after Content-Encoding and chunked Transfer-Encoding were undone, so, as
@@ -22,6 +23,14 @@ order, as Common Crawl writes them:
   `X-Crawler-Content-Length`) and a Content-Length of the stored body is put
   in: the record then parses as the HTTP message it holds.  A body cut at
   max_page_bytes gets `WARC-Truncated: length`;
+- or, for a `not_modified` record (a 304 to a conditional request), a
+  `revisit` record with WARC 1.1's server-not-modified profile in its place:
+  the 304's status line and headers as received, no payload, and what the
+  crawl db knew of the earlier fetch it stands for: WARC-Refers-To-Target-URI
+  (the same URL), WARC-Refers-To-Date (that fetch's time) and
+  WARC-Payload-Digest (that fetch's payload, which the profile defines as
+  this record's payload).  The earlier response's record ID is not known to
+  the crawl db, so there is no WARC-Refers-To;
 - `metadata` (fetched and redirect records only): `application/warc-fields`
   with the layer, the outcome, `redirect-from` when same-host redirects were
   followed, and one `outlink` field per link of the out record, in order.
@@ -51,13 +60,14 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from mrcrawl.config import CrawlConfig
-from mrcrawl.fetch.connection import request_headers, request_target
+from mrcrawl.fetch.connection import known_for_request, request_headers, request_target
 from mrcrawl.page.urls import host_of
 from mrcrawl.store.crawl_reader import CrawlReader, fetch_key, read_part
-from mrcrawl.store.records import FETCHED, REDIRECT, payload_digest, response_body
+from mrcrawl.store.records import FETCHED, NOT_MODIFIED, REDIRECT, payload_digest, response_body
 
 WARC_VERSION = "1.1"
 WARC_1_1_SPEC = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
+SERVER_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 # Fixed, so that one fetch gets the same record IDs on every export.
 RECORD_ID_NAMESPACE = uuid.UUID("5d0c6a0e-2f4b-4e8b-9a52-6d8b8f3c1e27")
 
@@ -82,9 +92,10 @@ def write_warc(crawl: CrawlReader, directory: Path) -> dict:
     return {"files": files, "records": sum(by_type.values()), "by_type": dict(by_type)}
 
 
-def request_message(config: CrawlConfig, url: str) -> StatusAndHeaders:
-    """The request line and headers the fetcher sent for `url`."""
-    headers = list(request_headers(config, url).items())
+def request_message(config: CrawlConfig, url: str, known: dict | None = None) -> StatusAndHeaders:
+    """The request line and headers the fetcher sent for `url`, with `known`
+    (connection.known_for_request) the validators it sent back."""
+    headers = list(request_headers(config, url, known).items())
     return StatusAndHeaders(f"GET {request_target(url, config.proxy)} HTTP/1.1", headers, is_http_request=True)
 
 
@@ -228,7 +239,8 @@ class WarcFile:
         ))
 
     def write_fetch(self, doc: dict, outlinks: LayerOutlinks) -> None:
-        """The request, response and (for pages and redirects) metadata records of one doc record."""
+        """The request, response (or revisit) and (for pages and redirects)
+        metadata records of one doc record."""
         if not self.opened:
             self._open()
         url, fetched_at = doc["url"], doc["fetched_at"]
@@ -242,13 +254,18 @@ class WarcFile:
 
         self._write(self._writer.create_warc_record(
             url, "request",
-            http_headers=request_message(self.crawl.config, url),
+            http_headers=request_message(self.crawl.config, url, known_for_request(doc, url)),
             warc_headers_dict={"WARC-Type": "request", "WARC-Record-ID": ids["request"], **exchange,
                                "WARC-Concurrent-To": ids["response"]},
         ))
 
-        body = response_body(doc)
         status_line = f"{doc['status']} {doc['reason']}" if doc["reason"] else str(doc["status"])
+        protocol = doc["http_version"] or "HTTP/1.1"
+        if doc["outcome"] == NOT_MODIFIED:
+            self._write_revisit(doc, ids, exchange, StatusAndHeaders(status_line, doc["headers"] or [], protocol))
+            return
+
+        body = response_body(doc)
         response_headers = {"WARC-Type": "response", "WARC-Record-ID": ids["response"], **exchange,
                             "WARC-Concurrent-To": ids["request"], "WARC-Payload-Digest": payload_digest(body)}
         if doc["truncated"]:
@@ -256,8 +273,7 @@ class WarcFile:
         self._write(self._writer.create_warc_record(
             url, "response",
             payload=BytesIO(body), length=len(body),
-            http_headers=StatusAndHeaders(status_line, archived_headers(doc["headers"] or [], len(body)),
-                                          protocol=doc["http_version"] or "HTTP/1.1"),
+            http_headers=StatusAndHeaders(status_line, archived_headers(doc["headers"] or [], len(body)), protocol),
             warc_headers_dict=response_headers,
         ))
 
@@ -277,3 +293,21 @@ class WarcFile:
             warc_headers_dict={"WARC-Type": "metadata", "WARC-Record-ID": ids["metadata"], **common,
                                "WARC-Refers-To": ids["response"]},
         ))
+
+    def _write_revisit(self, doc: dict, ids: dict, exchange: dict, http_headers: StatusAndHeaders) -> None:
+        """A 304's record, in the response's place and with its ID: the
+        headers as received (no body follows them for them to misdescribe),
+        and a reference to the earlier fetch it confirms."""
+        known = doc["known"] or {}
+        warc_headers = {"WARC-Type": "revisit", "WARC-Record-ID": ids["response"], **exchange,
+                        "WARC-Concurrent-To": ids["request"], "WARC-Profile": SERVER_NOT_MODIFIED,
+                        "WARC-Refers-To-Target-URI": doc["url"]}
+        if known.get("fetched_at"):
+            warc_headers["WARC-Refers-To-Date"] = warc_date(known["fetched_at"])
+        if known.get("digest"):
+            warc_headers["WARC-Payload-Digest"] = known["digest"]
+        # warcio's create_revisit_record insists on a digest and writes the
+        # identical-payload-digest profile: a plain record of type revisit
+        # takes these headers as they are.
+        self._write(self._writer.create_warc_record(doc["url"], "revisit", http_headers=http_headers,
+                                                    warc_headers_dict=warc_headers))

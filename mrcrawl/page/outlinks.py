@@ -3,11 +3,17 @@
 Every doc record yields one out record, even with no links, so that the out
 store's keys list every final URL of the layer: the Optimizer's cycle filter
 reads them instead of the much larger doc store.
+
+The out record also carries what the crawl db's revisit policy needs of the
+page, judged here where the page is parsed anyway: the URL's hops, and for a
+fetched page its change signature and whether it is a hub (page/change.py).
+A page that says nofollow yields no links but is judged all the same.
 """
 from __future__ import annotations
 
 import logging
 
+from mrcrawl.page.change import page_signals
 from mrcrawl.page.charset import decode_page
 from mrcrawl.page.html import parse_html
 from mrcrawl.page.links import extract_links
@@ -17,17 +23,25 @@ from mrcrawl.store.records import FETCHED, LINKS_FROM_PAGE, REDIRECT, REDIRECT_T
 log = logging.getLogger(__name__)
 
 
-def out_record(doc: dict, scope: UrlFilter) -> dict:
-    """The links `doc` contributes to the next layer, filtered by the crawl's scope."""
+def out_record(doc: dict, scope: UrlFilter, hub_link_density: float = 0.5) -> dict:
+    """The links `doc` contributes to the next layer, filtered by the crawl's
+    scope, with the page's hops, signature and hub judgement (a page is a hub
+    when at least `hub_link_density` of its visible text is link text:
+    config.revisit.hub_link_density)."""
+    hops = doc.get("hops")
     if doc["outcome"] == REDIRECT:
         target = doc["redirect_to"]
         links = [target] if target and scope.allows(target) else []
-        return new_out(links, REDIRECT_TARGET, doc["layer"], doc["fetched_at"])
+        return new_out(links, REDIRECT_TARGET, doc["layer"], doc["fetched_at"], hops)
     links = []
-    if doc["outcome"] == FETCHED and doc["meta_follow"]:
+    signature = hub = None
+    if doc["outcome"] == FETCHED:
         try:
             root = parse_html(decode_page(doc))
-            links = list(filter(scope.allows, extract_links(root, doc["url"], doc["encoding"])))
+            if doc["meta_follow"]:
+                links = list(filter(scope.allows, extract_links(root, doc["url"], doc["encoding"])))
+            signals = page_signals(root)
+            signature, hub = signals.signature, signals.is_hub(hub_link_density)
         except Exception:  # one page that breaks the parser must not stop the layer
-            log.exception("no links taken from %s", doc["url"])
-    return new_out(links, LINKS_FROM_PAGE, doc["layer"], doc["fetched_at"])
+            log.exception("page %s not read: links, signature or hub judgement missing", doc["url"])
+    return new_out(links, LINKS_FROM_PAGE, doc["layer"], doc["fetched_at"], hops, signature, hub)

@@ -87,9 +87,12 @@ class ClusterCrawlStore(CrawlStore):
     def begin_output(self, step: str, final) -> str:
         # A job writes straight into its store; what an interrupted run left
         # there goes first.  crawl.json marks the store complete afterwards.
-        if self.fs.exists(final):
-            self.fs.rm(final)
+        self.remove(final)
         return final
+
+    def remove(self, directory) -> None:
+        if self.fs.exists(directory):
+            self.fs.rm(directory)
 
     def commit(self, written, final) -> None:
         pass  # written is final already

@@ -11,7 +11,7 @@ from typing import Iterator
 
 from mrcrawl.config import CrawlConfig
 from mrcrawl.store.crawl_store import CrawlStore
-from mrcrawl.store.protocols import Utf8JsonProtocol
+from mrcrawl.store.protocols import Utf8JsonProtocol, decode_value
 
 _store_lines = Utf8JsonProtocol()
 
@@ -66,6 +66,14 @@ def read_part(part: Path) -> Iterator[tuple[str, dict]]:
             line = line.rstrip(b"\r\n")
             if line:
                 yield _store_lines.read(line)
+
+
+def read_keys(part: Path) -> Iterator[str]:
+    """The key of each line of a store's part file, the records left undecoded."""
+    with open(part, "rb") as lines:
+        for line in lines:
+            if line.strip():
+                yield decode_value(line.split(b"\t", 1)[0])
 
 
 def fetch_key(url: str, fetched_at: str) -> str:

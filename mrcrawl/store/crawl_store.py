@@ -3,13 +3,16 @@
     DIR/crawl.json        what this crawl is and which steps are done (for --resume)
     DIR/config.json       the checked config, shipped to every job
     DIR/stats.json        per-step counters and timings
-    DIR/in/<L>/           frontier of layer L, one URL per line
+    DIR/seeds/            the run's seeds, one URL per line
+    DIR/in/<L>/           frontier of layer L, one frontier entry per URL
     DIR/doc/<L>/          one doc record per URL attempted on layer L
     DIR/out/<L>/          one out record per doc record of layer L
+    DIR/dbbatch/<L>/      what layer L tells the crawl db, one update per URL
     DIR/doc/merged/       one doc record per final URL over all layers
     DIR/xml/<start time>/ one XML page per indexable fetched page
     DIR/.lock             held by the run working in DIR
     DIR/.work/<step>/     a running step's output, moved into place when it succeeds
+    DIR/db/               the crawl db, unless --db puts it elsewhere (frontier/crawldb.py)
 
 A store counts only once crawl.json lists the step that wrote it.  On local
 disk a job also writes into DIR/.work/<step>/ and the directory is renamed
@@ -25,11 +28,11 @@ import os
 import shutil
 from pathlib import Path
 
-STATE_FORMAT = 1
+STATE_FORMAT = 2  # 2: runs with a crawl db
 CRAWL_STATE = "crawl.json"
 # What a run writes before crawl.json: a start that died there left these,
 # and a new crawl may start over them.
-STARTUP_LEFTOVERS = frozenset({".lock", ".work", "config.json", "config.json.tmp", "in"})
+STARTUP_LEFTOVERS = frozenset({".lock", ".work", "config.json", "config.json.tmp", "seeds", "db"})
 
 
 class CrawlStore:
@@ -49,6 +52,12 @@ class CrawlStore:
 
     def join(self, *parts: str):
         return self.root.joinpath(*parts)
+
+    def seeds(self):
+        return self.join("seeds")
+
+    def db_batch(self, layer: int):
+        return self.join("dbbatch", str(layer))
 
     def frontier(self, layer: int):
         return self.join("in", str(layer))
@@ -127,8 +136,10 @@ class CrawlStore:
 
     def commit(self, written, final) -> None:
         """Put a finished step's output in place of any earlier one."""
-        final = Path(final)
-        if final.exists():
-            shutil.rmtree(final)
-        final.parent.mkdir(parents=True, exist_ok=True)
+        self.remove(final)
+        Path(final).parent.mkdir(parents=True, exist_ok=True)
         os.replace(written, final)
+
+    def remove(self, directory) -> None:
+        """Delete a directory and all it holds, if it exists."""
+        shutil.rmtree(directory, ignore_errors=True)

@@ -54,16 +54,6 @@ def decode_value(value: bytes):
     return _decode(value)
 
 
-class UrlLineProtocol:
-    """One URL per line, no key: the frontier store `in/`."""
-
-    def read(self, line: bytes):
-        return None, line.decode("utf-8").strip()
-
-    def write(self, key, value) -> bytes:
-        return value.encode("utf-8")
-
-
 class TextLineProtocol:
     """`key TAB text` with both written as they are: the XML store."""
 

@@ -25,7 +25,8 @@ HTTP_ERROR = "http_error"  # 4xx, 5xx after retries, too many redirects, loop
 NETWORK_ERROR = "network_error"  # DNS, connection or timeout failure after retries
 ROBOTS_DENIED = "robots_denied"  # robots.txt forbids it, or robots.txt was unreachable
 BLOCKED = "blocked"  # outside the crawl's filters or on a private network
-OUTCOMES = (FETCHED, NOT_HTML, REDIRECT, HTTP_ERROR, NETWORK_ERROR, ROBOTS_DENIED, BLOCKED)
+NOT_MODIFIED = "not_modified"  # answered 304 to a conditional request: the crawl db's earlier fetch stands
+OUTCOMES = (FETCHED, NOT_HTML, NOT_MODIFIED, REDIRECT, HTTP_ERROR, NETWORK_ERROR, ROBOTS_DENIED, BLOCKED)
 
 # Out record types, as in the thesis's OutLinksWritable.
 LINKS_FROM_PAGE = 0
@@ -34,6 +35,8 @@ REDIRECT_TARGET = 1
 DOC_FIELDS = (
     "url",  # last URL requested in this fetch (after same-host redirects)
     "requested_url",  # the frontier URL this fetch started from
+    "hops",  # links from the nearest seed, as the crawl db knew when it was queued; None if unknown
+    "known",  # what the crawl db held of requested_url when it was queued (KNOWN_FIELDS), or None
     "redirect_from",  # requested_url when url differs from it, else None
     "redirect_to",  # the other-host target of a `redirect` outcome, else None
     "layer",
@@ -55,10 +58,29 @@ DOC_FIELDS = (
 )
 
 
+# What a frontier entry and a doc record carry of the crawl db's record: the
+# validators a conditional request sends back, the signature that tells a
+# changed page from an unchanged one, and the earlier fetch's payload digest
+# and time, which a WARC revisit record refers to.
+KNOWN_FIELDS = ("etag", "last_modified", "signature", "digest", "fetched_at")
+
+# The frontier store `in/<L>`: key the URL, value a frontier entry.
+FRONTIER_FIELDS = (
+    "rank",  # the fetch order within a host, lowest first ("000" for seeds), as a fixed-width string
+    "seed",  # True when the URL is one of this run's seeds
+    "hops",  # links from the nearest seed, or None when unknown
+    "known",  # the db record's KNOWN_FIELDS, or None for a URL the db has not fetched
+)
+
+
+def new_frontier_entry(rank: int, seed: bool, hops: int | None, known: dict | None) -> dict:
+    return {"rank": f"{rank:03d}", "seed": seed, "hops": hops, "known": known}
+
+
 # A URL's status in the crawl db, as Nutch's CrawlDatum keeps one.  Where a
-# status and a fetch outcome mean the same, they are the same string.
+# status and a fetch outcome mean the same, they are the same string
+# (NOT_MODIFIED: the last request was answered 304, the earlier fetch stands).
 UNFETCHED = "unfetched"  # discovered, never attempted
-NOT_MODIFIED = "not_modified"  # the last request was answered 304: the earlier fetch stands
 GONE = "gone"  # 404 or 410, or failed on too many runs in a row: checked again rarely
 DUPLICATE = "duplicate"  # fetched, and its content is another URL's (`duplicate_of`)
 FAILED = "failed"  # a transient failure (network, 5xx, 429): retried on a later run
@@ -87,6 +109,8 @@ DB_FIELDS = (
     "duplicate_of",  # for a duplicate: the URL whose content it repeats
     "redirect_to",  # for a redirect: the target
     "score",  # link-based priority: filled in by scoring, None until then
+    "hub",  # True for a page that leads to new URLs (home, section): revisited on every run
+    "queued",  # "<run> <layer>": the frontier this run's cycle filter last put it in, or None
 )
 
 
@@ -106,12 +130,15 @@ def utc_now_iso() -> str:
     return iso_utc(datetime.now(timezone.utc))
 
 
-def new_doc(requested_url: str, layer: int) -> dict:
-    """A doc record for a URL about to be attempted; the fetcher fills it in."""
+def new_doc(requested_url: str, layer: int, entry: dict | None = None) -> dict:
+    """A doc record for a URL about to be attempted, from its frontier entry
+    if it has one; the fetcher fills it in."""
     doc = dict.fromkeys(DOC_FIELDS)
     doc.update(
         url=requested_url,
         requested_url=requested_url,
+        hops=(entry or {}).get("hops"),
+        known=(entry or {}).get("known"),
         layer=layer,
         fetched_at=utc_now_iso(),
         meta_follow=True,
@@ -159,9 +186,13 @@ def payload_digest(body: bytes) -> str:
     return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")
 
 
-def new_out(outlinks: list[str], link_type: int, layer: int, timestamp: str) -> dict:
-    """An out record: the links a doc record yields for the next layer."""
-    return {"outlinks": outlinks, "type": link_type, "layer": layer, "timestamp": timestamp}
+def new_out(outlinks: list[str], link_type: int, layer: int, timestamp: str,
+            hops: int | None = None, signature: str | None = None, hub: bool | None = None) -> dict:
+    """An out record: the links a doc record yields for the next layer, and
+    what the Parser judged of the page for the revisit policy (its hops, its
+    change signature, whether it is a hub); None where there is no page."""
+    return {"outlinks": outlinks, "type": link_type, "layer": layer, "timestamp": timestamp,
+            "hops": hops, "signature": signature, "hub": hub}
 
 
 # An error's kind drops what varies from URL to URL (the URL, the host, the

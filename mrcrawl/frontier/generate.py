@@ -1,0 +1,97 @@
+"""Which URLs a layer's frontier holds, asked of the crawl db partition by
+partition (Nutch's generate step, without its full sort).
+
+- Layer 0 (`layer_zero`): the run's seeds, and every db URL that is due.
+- A later layer (`queued_for`): the URLs the cycle filter queued for it while
+  merging the layer before (db_update.apply_update): linked on this run,
+  never fetched on any run.
+
+Both read one partition file in one pass.  Each record's due time and queue
+mark are found in its line's bytes, so only the lines that enter the
+frontier are decoded: the db can be far larger than a frontier.
+
+A frontier entry's rank orders a host's URLs in the Crawler (lowest first):
+seeds, then hubs, then retries of transient failures, then the rest.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+import orjson
+
+from mrcrawl.frontier.crawldb import key_bytes
+from mrcrawl.frontier.db_update import due_before, queue_mark
+from mrcrawl.store.protocols import Utf8JsonProtocol
+from mrcrawl.store.records import FAILED, KNOWN_FIELDS, new_frontier_entry
+
+SEED_RANK, HUB_RANK, RETRY_RANK, OTHER_RANK = 0, 1, 2, 3
+
+_lines = Utf8JsonProtocol()
+_DUE_AT = b'"due_at":"'  # as the store's compact JSON writes the field
+_DUE_AT_WIDTH = len("2026-01-05T06:00:00.000Z")  # iso_utc's times all have this width
+
+
+def unique_adjacent(values: Iterable) -> Iterator:
+    """Drop repeats from sorted values, holding only the previous one."""
+    previous = None
+    for value in values:
+        if value != previous:
+            yield value
+            previous = value
+
+
+def _rank(record: dict) -> int:
+    if record["hub"]:
+        return HUB_RANK
+    return RETRY_RANK if record["status"] == FAILED else OTHER_RANK
+
+
+def _due_at(line: bytes) -> bytes | None:
+    start = line.find(_DUE_AT)
+    if start < 0:
+        return None  # "due_at": null: never fetched, or never to be
+    start += len(_DUE_AT)
+    return line[start:start + _DUE_AT_WIDTH]
+
+
+def _entry(record: dict, seed: bool) -> dict:
+    known = {field: record[field] for field in KNOWN_FIELDS} if record["fetch_count"] else None
+    rank = SEED_RANK if seed else _rank(record)
+    return new_frontier_entry(rank, seed, 0 if seed else record["hops"], known)
+
+
+def layer_zero(stored_lines: Iterable[bytes], seeds: list[str], run: str) -> Iterator[tuple[str, dict]]:
+    """Layer 0's frontier entries of one partition: its seeds (`seeds` holds
+    only this partition's) and its due URLs, in the partition's key order."""
+    due = due_before(run).encode("ascii")
+    pending = iter(sorted((key_bytes(url), url) for url in seeds))
+    next_seed = next(pending, None)
+    for line in stored_lines:
+        line = line.rstrip(b"\r\n")
+        if not line:
+            continue
+        key = line.split(b"\t", 1)[0]
+        while next_seed is not None and next_seed[0] < key:
+            yield next_seed[1], new_frontier_entry(SEED_RANK, True, 0, None)
+            next_seed = next(pending, None)
+        is_seed = next_seed is not None and next_seed[0] == key
+        if is_seed:
+            next_seed = next(pending, None)
+        due_at = _due_at(line)
+        if is_seed or (due_at is not None and due_at <= due):
+            url, record = _lines.read(line)
+            yield url, _entry(record, is_seed)
+    while next_seed is not None:
+        yield next_seed[1], new_frontier_entry(SEED_RANK, True, 0, None)
+        next_seed = next(pending, None)
+
+
+def queued_for(stored_lines: Iterable[bytes], run: str, layer: int) -> Iterator[tuple[str, dict]]:
+    """The frontier entries of one partition that the cycle filter queued for `layer` of `run`."""
+    mark = queue_mark(run, layer)
+    marked = b'"queued":' + orjson.dumps(mark)  # as the store's compact JSON writes the field
+    for line in stored_lines:
+        if marked in line:
+            url, record = _lines.read(line.rstrip(b"\r\n"))
+            if record["queued"] == mark:
+                yield url, _entry(record, seed=False)
