@@ -97,6 +97,34 @@ def partition_updates(batch_lines: Iterable[bytes], partition: int) -> list[tupl
     return updates
 
 
+def join_sorted(stored_lines: Iterable[bytes], items: list[tuple]) -> Iterator[tuple[bytes | None, tuple | None]]:
+    """Walk a partition file and `items`, both sorted by key, in one pass.
+
+    `items` are tuples whose first element is a key as key_bytes() gives it.
+    Yields (line, item) in key order: the stored line and the item of the
+    same key, (line, None) for a line no item has, (None, item) for an item
+    with no line.  Blank lines are skipped.
+    """
+    pending = iter(items)
+    next_item = next(pending, None)
+    for line in stored_lines:
+        line = line.rstrip(b"\r\n")
+        if not line:
+            continue
+        key = line.split(b"\t", 1)[0]
+        while next_item is not None and next_item[0] < key:
+            yield None, next_item
+            next_item = next(pending, None)
+        if next_item is not None and next_item[0] == key:
+            yield line, next_item
+            next_item = next(pending, None)
+        else:
+            yield line, None
+    while next_item is not None:
+        yield None, next_item
+        next_item = next(pending, None)
+
+
 def merge_partition(
     stored_lines: Iterable[bytes],
     updates: list[tuple[bytes, str, dict]],
@@ -109,27 +137,14 @@ def merge_partition(
     url, update)` returns the URL's new record (None drops it).  Lines the
     updates do not touch are passed on as they were.
     """
-    pending = iter(updates)
-    next_update = next(pending, None)
-    for line in stored_lines:
-        line = line.rstrip(b"\r\n")
-        if not line:
-            continue
-        key = line.split(b"\t", 1)[0]
-        while next_update is not None and next_update[0] < key:
-            yield from _written(next_update[1], apply(None, next_update[1], next_update[2]))
-            next_update = next(pending, None)
-        if next_update is not None and next_update[0] == key:
-            url, record = _lines.read(line)
-            yield from _written(url, apply(record, url, next_update[2]))
-            next_update = next(pending, None)
-        else:
+    for line, item in join_sorted(stored_lines, updates):
+        if item is None:
             yield line
-    while next_update is not None:
-        yield from _written(next_update[1], apply(None, next_update[1], next_update[2]))
-        next_update = next(pending, None)
-
-
+        elif line is None:
+            yield from _written(item[1], apply(None, item[1], item[2]))
+        else:
+            url, record = _lines.read(line)
+            yield from _written(url, apply(record, url, item[2]))
 def _written(url: str, record: dict | None) -> Iterator[bytes]:
     if record is not None:
         yield _lines.write(url, record)

@@ -19,7 +19,7 @@ from typing import Iterable, Iterator
 
 import orjson
 
-from mrcrawl.frontier.crawldb import key_bytes
+from mrcrawl.frontier.crawldb import join_sorted, key_bytes
 from mrcrawl.frontier.db_update import due_before, queue_mark
 from mrcrawl.store.protocols import Utf8JsonProtocol
 from mrcrawl.store.records import FAILED, KNOWN_FIELDS, new_frontier_entry
@@ -64,26 +64,14 @@ def layer_zero(stored_lines: Iterable[bytes], seeds: list[str], run: str) -> Ite
     """Layer 0's frontier entries of one partition: its seeds (`seeds` holds
     only this partition's) and its due URLs, in the partition's key order."""
     due = due_before(run).encode("ascii")
-    pending = iter(sorted((key_bytes(url), url) for url in seeds))
-    next_seed = next(pending, None)
-    for line in stored_lines:
-        line = line.rstrip(b"\r\n")
-        if not line:
+    for line, seed in join_sorted(stored_lines, sorted((key_bytes(url), url) for url in seeds)):
+        if line is None:
+            yield seed[1], new_frontier_entry(SEED_RANK, True, 0, None)
             continue
-        key = line.split(b"\t", 1)[0]
-        while next_seed is not None and next_seed[0] < key:
-            yield next_seed[1], new_frontier_entry(SEED_RANK, True, 0, None)
-            next_seed = next(pending, None)
-        is_seed = next_seed is not None and next_seed[0] == key
-        if is_seed:
-            next_seed = next(pending, None)
         due_at = _due_at(line)
-        if is_seed or (due_at is not None and due_at <= due):
+        if seed is not None or (due_at is not None and due_at <= due):
             url, record = _lines.read(line)
-            yield url, _entry(record, is_seed)
-    while next_seed is not None:
-        yield next_seed[1], new_frontier_entry(SEED_RANK, True, 0, None)
-        next_seed = next(pending, None)
+            yield url, _entry(record, seed is not None)
 
 
 def queued_for(stored_lines: Iterable[bytes], run: str, layer: int) -> Iterator[tuple[str, dict]]:

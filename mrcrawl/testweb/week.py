@@ -42,8 +42,10 @@ The policy, as this oracle states it (intervals in days, `revisit:` keys):
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+
+from mrcrawl.config import RevisitConfig
 
 from .daily import DailyWeb
 
@@ -55,28 +57,8 @@ FETCHED, NOT_MODIFIED, HTTP_ERROR = "fetched", "not_modified", "http_error"
 UNFETCHED, GONE, FAILED = "unfetched", "gone", "failed"
 
 
-@dataclass(frozen=True)
-class Policy:
-    """The revisit policy's settings (a crawl config's `revisit:` keys), in days."""
-
-    hub_days: float = 1.0
-    first_days: float = 7.0
-    min_days: float = 1.0
-    max_days: float = 30.0
-    grow: float = 1.5
-    shrink: float = 0.5
-    retry_days: float = 1.0
-    retry_runs: int = 3
-
-    @classmethod
-    def from_revisit(cls, revisit: dict | None) -> "Policy":
-        """The policy of a config's `revisit:` mapping (hub_link_density is
-        the crawler's way of telling hubs; this oracle knows them)."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{key: value for key, value in (revisit or {}).items() if key in known})
-
-    def bounded(self, seconds: float) -> float:
-        return max(self.min_days * DAY, min(seconds, self.max_days * DAY))
+def _bounded(policy: RevisitConfig, seconds: float) -> float:
+    return max(policy.min_days * DAY, min(seconds, policy.max_days * DAY))
 
 
 @dataclass
@@ -128,13 +110,14 @@ def iso_utc(moment: datetime) -> str:
 class WeekOracle:
     """The db's state and each run's prediction; run(day) days in increasing order."""
 
-    def __init__(self, web: DailyWeb, depth: int, *, retries: int = 1, revisit: dict | Policy | None = None):
+    def __init__(self, web: DailyWeb, depth: int, *, retries: int = 1, revisit: dict | RevisitConfig | None = None):
         if depth < 1:
             raise ValueError("depth must be at least 1")
         self.web = web
         self.depth = depth
         self.retries = retries
-        self.policy = revisit if isinstance(revisit, Policy) else Policy.from_revisit(revisit)
+        # The settings only: what they mean is stated again below, independently of the crawler.
+        self.policy = revisit if isinstance(revisit, RevisitConfig) else RevisitConfig(**(revisit or {}))
         self.state: dict[str, UrlState] = {}
         self.last_day = 0
         self.predictions: dict[int, DayPrediction] = {}
@@ -225,7 +208,7 @@ class WeekOracle:
         if outcome == NOT_MODIFIED:
             state.status = NOT_MODIFIED
             hub = bool(state.hub or state.seed)
-            interval = policy.hub_days * DAY if hub else policy.bounded(interval * policy.grow)
+            interval = policy.hub_days * DAY if hub else _bounded(policy, interval * policy.grow)
         elif outcome == FETCHED:
             state.hub = self.is_hub(state.url) or state.seed
             version = self.web.version(state.url, day)
@@ -236,7 +219,7 @@ class WeekOracle:
             elif first:
                 interval = policy.first_days * DAY
             else:
-                interval = policy.bounded(interval * (policy.shrink if changed else policy.grow))
+                interval = _bounded(policy, interval * (policy.shrink if changed else policy.grow))
             state.status, state.last_200, state.version = FETCHED, day, version
             new_or_changed = first or changed
         else:  # 404
