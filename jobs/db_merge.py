@@ -4,7 +4,8 @@ share of the batch in one sequential pass.
 Map (one task per partition file, read whole): take the partition's updates
 from the batch, sort them, and write the partition back in key order, with
 each update applied (the revisit policy, and the cycle filter's queue mark
-for the next layer) and every untouched record copied as it was.
+for the next layer) and every untouched record copied as it was, in slices
+of many lines.
 """
 from mrjob.job import MRJob
 
@@ -13,11 +14,11 @@ from mrcrawl.frontier.db_update import RevisitPolicy, apply_update
 from mrcrawl.mr.dbconf import DbJobOptions
 from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.mr.onewave import OneWaveJob
-from mrcrawl.store.protocols import UndecodedRecordProtocol
+from mrcrawl.store.protocols import LineChunkProtocol
 
 
 class MRDbMerge(OneWaveJob, CrawlJobOptions, DbJobOptions, MRJob):
-    OUTPUT_PROTOCOL = UndecodedRecordProtocol
+    OUTPUT_PROTOCOL = LineChunkProtocol
 
     def mapper_raw(self, partition_path, partition_uri):
         updates = partition_updates(self.batch_lines(), partition_number(partition_uri))
@@ -32,10 +33,10 @@ class MRDbMerge(OneWaveJob, CrawlJobOptions, DbJobOptions, MRJob):
             return updated
 
         urls = 0
-        with open(partition_path, "rb") as stored:
-            for line in merge_partition(stored, updates, apply):
-                urls += 1
-                yield tuple(line.split(b"\t", 1))
+        with open(partition_path, "rb") as partition:
+            for chunk in merge_partition(partition, updates, apply):
+                urls += chunk.count(b"\n") + 1
+                yield None, chunk
         # Counted once per task: a counter update per line would cost a write each.
         self.increment_counter("dbupdate", "urls", urls)
         self.increment_counter("dbupdate", "urls added", added)

@@ -2,8 +2,7 @@
 
 No timing is asserted: the machine is shared.  What is asserted holds on any
 machine: every scenario ran, fetched what it was given, stayed polite by the
-server's own log, and the frontier scenario found exactly the new URLs its
-input holds.
+server's own log, and db-update's two ways of updating the db left the same records.
 """
 from __future__ import annotations
 
@@ -82,7 +81,7 @@ def test_pipeline_accounts_for_every_job(quick_run):
     assert [row["delay_s"] for row in rows] == list(QUICK.pipeline_delays)
     for row in rows:
         assert row["pages"] > QUICK.hosts  # more than the seeds: later layers ran
-        assert set(row["share_by_job"]) == {"crawl", "parse", "optimize", "merge", "xml"}
+        assert set(row["share_by_job"]) == {"generate", "crawl", "parse", "dbbatch", "dbupdate", "optimize", "merge", "xml"}
         assert row["overhead_s"] == pytest.approx(row["wall_s"] - row["fetch_s"])
         assert 0 < row["overhead_share"] < 1
         assert row["polite"] is True and row["overlaps"] == 0 and row["gaps_below_delay"] == 0, row
@@ -103,14 +102,21 @@ def test_parse_and_memory_scenarios(quick_run):
         assert 0 < row["peak_rss_mb"] < 1024
 
 
-def test_frontier_finds_exactly_the_new_urls(quick_run):
+def test_db_update_and_the_resort_leave_the_same_records(quick_run):
     _, result = quick_run
-    for row in rows_named(result, "frontier"):
-        size = row["urls"]
-        # write_frontier_stores: each number of the second half links one new
-        # URL, every tenth the one of the number before it.
-        assert row["new_urls"] == len({number if number % 10 else number - 1 for number in range(size // 2, size)})
-        assert row["peak_rss_mb"] > 0
+    partitioned = [row for row in result["scenarios"] if row["name"] == "db-update"]
+    resorts = [row for row in result["scenarios"] if row["name"] == "db-update re-sort"]
+    sizes = list(QUICK.db_update_sizes)
+    assert [row["urls"] for row in partitioned] == [row["urls"] for row in resorts] == sizes
+    for row in partitioned + resorts:
+        # Every URL of the db, and every new outlink once.
+        assert row["same_records"] is True and row["records"] == row["urls"] + QUICK.db_update_new_urls, row
+        assert row["wall_s"] > 0 and row["peak_rss_mb"] > 0
+    for ours, resort in zip(partitioned, resorts):
+        assert ours["wall_s"] == pytest.approx(ours["batch_s"] + ours["merge_s"])
+        assert ours["ratio_to_resort"] == pytest.approx(ours["wall_s"] / resort["wall_s"])
+        assert ours["urls_growth"] == sizes[-1] / sizes[0]
+        assert ours["time_growth"] == pytest.approx(partitioned[-1]["wall_s"] / partitioned[0]["wall_s"])
 
 
 def test_repeated_runs_combine_into_medians_and_the_worst_politeness():

@@ -9,6 +9,7 @@ and the db the driver kept during the crawl is the one replayed here.
 """
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -20,9 +21,11 @@ import pytest
 from crawl_support import crawl, layer_docs, read_records, write_inputs
 from jobs.db_batch import MRDbBatch
 from jobs.db_merge import MRDbMerge
-from mrcrawl.frontier.crawldb import CrawlDb, create_db, partition_of, partition_path, read_db
+from mrcrawl.frontier import crawldb
+from mrcrawl.frontier.crawldb import CrawlDb, create_db, key_bytes, merge_partition, partition_of, partition_path, read_db
 from mrcrawl.store.crawl_reader import read_part
 from mrcrawl.store.crawl_store import CrawlStore
+from mrcrawl.store.protocols import Utf8JsonProtocol
 from mrcrawl.store.records import DB_FIELDS, DB_STATUSES, FETCHED, REDIRECT, UNFETCHED
 from mrcrawl.testweb import start_test_web
 
@@ -198,3 +201,28 @@ def test_the_reader_refuses_what_is_not_a_db(tmp_path):
     result = reader("dump", str(tmp_path / "db"))
     assert result.returncode == 2 and "part-00001 is missing" in result.stderr
     assert reader("dump", str(tmp_path / "db"), "--format", "parquet").returncode == 2
+
+
+@pytest.mark.parametrize("stored_count, new_count, touched_count", [(0, 3, 0), (1, 0, 1), (5, 2, 0), (300, 40, 60), (300, 0, 300)])
+def test_the_merge_places_each_update_by_binary_search(stored_count, new_count, touched_count, monkeypatch):
+    """merge_partition against a plain merge of dicts: every record once, in
+    key order, updates applied, untouched lines as they were."""
+    import random
+
+    monkeypatch.setattr(crawldb, "MERGE_BLOCK_BYTES", 1000)  # many blocks, and updates at their edges
+    rng = random.Random(stored_count * 1000 + new_count)
+    urls = sorted({f"http://127.0.0.2/{rng.randrange(10**6)}/{'x' * rng.randrange(40)}" for _ in range(stored_count + new_count)})
+    rng.shuffle(urls)
+    stored_urls, new_urls = urls[:stored_count], urls[stored_count:]
+    stored = {url: {"n": 0, "url": url} for url in stored_urls}
+    lines = sorted(Utf8JsonProtocol().write(url, record) for url, record in stored.items())
+    touched = rng.sample(stored_urls, min(touched_count, len(stored_urls)))
+    updates = sorted((key_bytes(url), url, {"bump": 1}) for url in touched + new_urls)
+
+    def apply(record, url, update):
+        return {"n": (record or {"n": 10})["n"] + update["bump"], "url": url}
+
+    partition_file = io.BytesIO(b"".join(line + b"\n" for line in lines))
+    merged = b"\n".join(merge_partition(partition_file, updates, apply))
+    expected = {**stored, **{url: apply(stored.get(url), url, {"bump": 1}) for url in touched + new_urls}}
+    assert merged.split(b"\n") == (sorted(Utf8JsonProtocol().write(url, record) for url, record in expected.items()) or [b""])

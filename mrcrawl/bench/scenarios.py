@@ -20,11 +20,13 @@ from pathlib import Path
 
 from mrcrawl.bench.web import BenchWeb, BenchWebModel, BenchWebSpec, politeness_report
 from mrcrawl.config import load_config
-from mrcrawl.driver import open_crawl, parse_args
+from mrcrawl.driver import Crawl, crawl_db, db_root, open_crawl, open_db, parse_args
+from mrcrawl.frontier.crawldb import DEFAULT_PARTITIONS
+from mrcrawl.frontier.generate import OTHER_RANK
 from mrcrawl.page.urls import host_key
 from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.protocols import Utf8JsonProtocol
-from mrcrawl.store.records import FETCHED, encode_body, new_doc, new_out, utc_now_iso
+from mrcrawl.store.records import FETCHED, encode_body, new_doc, new_frontier_entry, utc_now_iso
 
 ROW_KEYS = ("name", "runner", "pages", "wall_s", "pages_per_s", "cpu_ms_per_page", "bound_s",
             "ratio_to_bound", "peer", "peer_pages_per_s", "ratio_to_peer")
@@ -49,11 +51,16 @@ class Sizes:
     # share; the config's default delay (1 s) is how a crawl really runs.
     pipeline_delays: tuple = (0.0, 1.0)
     parse_pages: int = 3_000
-    frontier_sizes: tuple = (100_000, 1_000_000)
     memory_hosts: int = 1_000
     memory_sizes: tuple = (20_000, 200_000)
     scrapy_concurrency: tuple = (30, 60)
     too_many_threads: int = 4  # fetch-uniform also runs with this many times the threads
+    # db-update: a news-like crawl db at each size, and one layer's update of it.
+    db_update_sizes: tuple = (1_000_000, 10_000_000)
+    db_update_urls_per_host: int = 2_000
+    db_update_partitions: int = DEFAULT_PARTITIONS  # the crawl db's
+    db_update_fetches: int = 100_000  # pages the db holds, fetched again
+    db_update_new_urls: int = 100_000  # outlinks the db does not hold
 
 
 def replace_sizes(sizes: Sizes, changes: dict) -> Sizes:
@@ -66,7 +73,9 @@ def sizes_dict(sizes: Sizes) -> dict:
 
 FULL = Sizes()
 QUICK = Sizes(hosts=20, pages=600, polite_delay=0.05, pipeline_depth=2, pipeline_delays=(0.0, 0.05), parse_pages=200,
-              frontier_sizes=(5_000, 20_000), memory_hosts=50, memory_sizes=(1_000, 4_000))
+              memory_hosts=50, memory_sizes=(1_000, 4_000),
+              db_update_sizes=(20_000, 50_000), db_update_urls_per_host=200, db_update_partitions=4,
+              db_update_fetches=2_000, db_update_new_urls=2_000)
 
 
 # ---- measuring a process -------------------------------------------------------
@@ -79,6 +88,13 @@ class Measured:
     output: str
 
 
+# What is measured runs as a crawl normally runs: with Python's output
+# buffered.  PYTHONUNBUFFERED (set in some shells and container images) makes
+# every task write each record with two system calls: a third of a job's
+# time in the db-update scenario.
+MEASURED_ENVIRONMENT = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+
+
 def run_measured(args: list[str], stdin_path: str | None = None, stdout_path: str | None = None) -> Measured:
     """Run `python args...`: its wall time, and the CPU time and peak RSS of it
     and of every task it starts (through measure.py, which says why)."""
@@ -89,7 +105,8 @@ def run_measured(args: list[str], stdin_path: str | None = None, stdout_path: st
         try:
             started = time.monotonic()
             result = subprocess.run([sys.executable, "-m", "mrcrawl.bench.measure", str(report), "--",
-                                     sys.executable, *args], stdin=stdin, stdout=stdout, stderr=subprocess.PIPE)
+                                     sys.executable, *args], stdin=stdin, stdout=stdout, stderr=subprocess.PIPE,
+                                    env=MEASURED_ENVIRONMENT)
             wall = time.monotonic() - started
         finally:
             for handle in (stdin, stdout):
@@ -133,7 +150,16 @@ def new_crawl_dir(directory: Path, seeds: list[str], threads: int = 30, delay: f
     seed_file.write_text("".join(url + "\n" for url in seeds), encoding="utf-8")
     crawl_dir = directory / "crawl"
     args = parse_args([str(seed_file), "--depth", "1", "--conf", str(conf), "--output", str(crawl_dir)])
-    open_crawl(CrawlStore(crawl_dir), args, load_config(str(conf)), seeds)
+    store, config = CrawlStore(crawl_dir), load_config(str(conf))
+    db = crawl_db(db_root(args, store))
+    open_db(db)
+    state = open_crawl(store, args, config, seeds, db)
+    # Layer 0's frontier, made as a run makes it: from the seeds and the (new, empty) db.
+    crawl = Crawl(store, state, config, args, say=lambda message: None)
+    try:
+        crawl.generate()
+    finally:
+        crawl.close()
     return crawl_dir, seed_file, conf
 
 
@@ -331,54 +357,7 @@ def parse(sizes: Sizes, work: Path, say) -> list[dict]:
     return rows
 
 
-# ---- 5. frontier -------------------------------------------------------------------
-
-def frontier_url(number: int) -> str:
-    return f"http://127.0.{2 + number % 200}.{1 + number // 200 % 250}:8080/a/{number}.html"
-
-
-def write_frontier_stores(crawl_dir: Path, size: int) -> None:
-    """`size` earlier URLs (frontiers 0 and 1) and `size` outlinks of layer 1,
-    half of them earlier URLs again and a tenth repeated, as a layer's links are."""
-    store = CrawlStore(crawl_dir)
-    half = size // 2
-    for layer, numbers in ((0, range(0, half)), (1, range(half, size))):
-        directory = store.frontier(layer)
-        directory.mkdir(parents=True, exist_ok=True)
-        with open(store.part_file(directory), "w", encoding="utf-8") as part:
-            part.writelines(frontier_url(number) + "\n" for number in numbers)
-    stamp = utc_now_iso()
-    per_record = 50
-    for layer in (0, 1):
-        directory = store.outlinks(layer)
-        directory.mkdir(parents=True, exist_ok=True)
-        with open(store.part_file(directory), "wb") as part:
-            first = half * layer
-            for start in range(first, first + half, per_record):
-                links = []
-                for number in range(start, min(start + per_record, first + half)):
-                    if layer == 1:
-                        # Every other link is new; one in ten repeats one just made.
-                        new = size + number * 2
-                        links += [frontier_url(number // 2), frontier_url(new if number % 10 else new - 2)]
-                links = links[:per_record] if layer == 0 else links
-                part.write(_records.write(frontier_url(start), new_out(links, 0, layer, stamp)) + b"\n")
-
-
-def frontier(sizes: Sizes, work: Path, runner: str, say) -> list[dict]:
-    rows = []
-    for size in sizes.frontier_sizes:
-        say(f"frontier: {size:,} outlinks against {size:,} earlier URLs, {runner}")
-        crawl_dir, _, _ = new_crawl_dir(work / f"frontier-{size}", [frontier_url(0)])
-        write_frontier_stores(crawl_dir, size)
-        measured, step = run_step(crawl_dir, "optimize", 1, runner)
-        rows.append(row("frontier", runner, wall_s=measured.wall_s, urls=size,
-                        new_urls=step["counters"].get("optimize", {}).get("new urls", 0),
-                        cpu_s=measured.cpu_s, peak_rss_mb=measured.peak_rss_mb))
-    return rows
-
-
-# ---- 6. memory ---------------------------------------------------------------------
+# ---- 5. memory ---------------------------------------------------------------------
 
 def memory(sizes: Sizes, work: Path, say) -> list[dict]:
     rows = []
@@ -394,7 +373,8 @@ def memory(sizes: Sizes, work: Path, say) -> list[dict]:
             crawl_dir, _, _ = new_crawl_dir(directory, urls[:1], threads=sizes.threads)
             # The reducer's input as Hadoop streaming hands it over: internal
             # protocol lines, sorted, so a host's URLs arrive together.
-            lines = sorted(_records.write(host_key(url), url) for url in urls)
+            entry = new_frontier_entry(OTHER_RANK, False, None, None)
+            lines = sorted(_records.write(host_key(url), [entry["rank"], url, entry]) for url in urls)
             reducer_input = directory / "reducer-input"
             reducer_input.write_bytes(b"\n".join(lines) + b"\n")
             web.clear_log()

@@ -1,6 +1,6 @@
 """Run one job of a prepared crawl directory, in a process of its own.
 
-    python -m mrcrawl.bench.step DIR fetch|parse|optimize LAYER --runner local
+    python -m mrcrawl.bench.step DIR fetch|parse LAYER --runner local
 
 The benchmark measures a job this way so that the kernel's accounting of
 this process and its tasks (os.wait4 in the parent) gives the job's CPU time
@@ -21,7 +21,7 @@ from mrcrawl.config import CrawlConfig
 from mrcrawl.driver import RUNNERS, Crawl
 from mrcrawl.store.crawl_store import CrawlStore
 
-STEPS = {"fetch": "crawl", "parse": "parse", "optimize": "optimize"}
+STEPS = {"fetch": "crawl", "parse": "parse"}
 
 
 def main(argv: list[str] | None = None) -> int:

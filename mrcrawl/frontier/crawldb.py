@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import BinaryIO, Iterable, Iterator
 
 from mrcrawl.page.urls import host_key
 from mrcrawl.store.crawl_reader import read_part
@@ -125,26 +125,75 @@ def join_sorted(stored_lines: Iterable[bytes], items: list[tuple]) -> Iterator[t
         next_item = next(pending, None)
 
 
-def merge_partition(
-    stored_lines: Iterable[bytes],
-    updates: list[tuple[bytes, str, dict]],
-    apply,
-) -> Iterator[bytes]:
-    """The partition after the update, line by line, in key order.
+def merge_partition(stored: BinaryIO, updates: list[tuple[bytes, str, dict]], apply) -> Iterator[bytes]:
+    """The partition after the update, as chunks of whole lines in key order,
+    each chunk without its last newline.
 
-    `stored_lines` is the partition file as it is (sorted, one record per
-    key); `updates` is partition_updates()'s list.  `apply(record or None,
-    url, update)` returns the URL's new record (None drops it).  Lines the
-    updates do not touch are passed on as they were.
+    `stored` is the partition file (sorted, one record per key), read in
+    blocks of whole lines, so that memory stays flat however large it is;
+    `updates` is partition_updates()'s list.  `apply(record or None, url,
+    update)` returns the URL's new record (None drops it).  Each update's
+    place in a block is found by binary search over the block's bytes, and
+    the lines between two updates are passed on as one slice, never split
+    into lines: an untouched record costs a copy and nothing else.
     """
-    for line, item in join_sorted(stored_lines, updates):
-        if item is None:
-            yield line
-        elif line is None:
-            yield from _written(item[1], apply(None, item[1], item[2]))
+    pending = iter(updates)
+    next_update = next(pending, None)
+    for block in _blocks(stored):
+        position = 0
+        last_key = block[block.rfind(b"\n", 0, len(block) - 1) + 1:].split(b"\t", 1)[0]
+        while next_update is not None and next_update[0] <= last_key:
+            key, url, update = next_update
+            start = _first_line_from(block, position, key)
+            if start > position:
+                yield block[position:start - 1]  # the untouched lines before it
+            end = block.index(b"\n", start) + 1
+            if block[start:block.index(b"\t", start)] == key:
+                stored_url, record = _lines.read(block[start:end - 1])
+                yield from _written(stored_url, apply(record, stored_url, update))
+                position = end
+            else:
+                yield from _written(url, apply(None, url, update))
+                position = start
+            next_update = next(pending, None)
+        if position < len(block):
+            yield block[position:-1]
+    while next_update is not None:  # beyond the partition's last key
+        yield from _written(next_update[1], apply(None, next_update[1], next_update[2]))
+        next_update = next(pending, None)
+
+
+MERGE_BLOCK_BYTES = 4 * 1024 * 1024
+
+
+def _blocks(stored: BinaryIO) -> Iterator[bytes]:
+    """The file in blocks of about MERGE_BLOCK_BYTES, each whole lines ending with a newline."""
+    while True:
+        block = stored.read(MERGE_BLOCK_BYTES)
+        if not block:
+            return
+        if not block.endswith(b"\n"):
+            block += stored.readline()  # the rest of the line the read cut
+            if not block.endswith(b"\n"):
+                block += b"\n"  # the file's last line had none
+        yield block
+
+
+def _first_line_from(stored: bytes, start: int, key: bytes) -> int:
+    """The offset of the first line at or after `start` (a line's start)
+    whose key is not below `key`; len(stored) if there is none."""
+    low, high = start, len(stored)
+    while low < high:
+        middle = (low + high) // 2
+        line = stored.rfind(b"\n", low, middle) + 1 or low  # the start of the line holding `middle`
+        if stored[line:stored.find(b"\t", line)] < key:
+            following = stored.find(b"\n", line)
+            low = len(stored) if following < 0 else following + 1
         else:
-            url, record = _lines.read(line)
-            yield from _written(url, apply(record, url, item[2]))
+            high = line
+    return low
+
+
 def _written(url: str, record: dict | None) -> Iterator[bytes]:
     if record is not None:
         yield _lines.write(url, record)

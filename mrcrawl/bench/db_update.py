@@ -1,0 +1,264 @@
+"""The db-update scenario: one layer's update of a large crawl db, done the
+crawler's way and Apache Nutch's way, timed at two db sizes.
+
+The crawler's way is two jobs: DbBatch sorts only the layer's updates, and
+DbMerge merges each partition file with its share in one sequential pass
+(frontier/crawldb.py).  Nutch's updatedb sorts the whole db with the updates
+at every update: jobs/db_resort.py does that, on the same inputs.  Both run
+with `-r local`, each job in a process of its own (run_measured), and both
+must leave the same records, or the comparison would not be fair.
+
+The db is news-like: many sites of `urls_per_host` articles each, every
+article fetched once on an earlier run.  It is written straight into sorted
+partition files, one host at a time, so a 10M-URL db is never in memory.
+Its records are what apply_update() makes of the updates DbBatch would have
+made of that fetch (frontier entry, doc record and out record).  The layer
+is a daily run's first: `fetches` articles the db holds, fetched again with
+new bodies (new digests and signatures), whose out records link `new_urls`
+articles of their own sites that the db has never seen.
+"""
+from __future__ import annotations
+
+import hashlib
+import shutil
+from dataclasses import dataclass
+from datetime import date, timedelta
+from itertools import chain
+from multiprocessing import Pool
+from pathlib import Path
+
+from mrcrawl.bench.scenarios import CORES, Measured, Sizes, bench_config, fetched_doc, row, run_measured
+from mrcrawl.config import load_config
+from mrcrawl.frontier.crawldb import create_db, key_bytes, partition_of, partition_path
+from mrcrawl.frontier.db_update import (
+    RevisitPolicy,
+    apply_update,
+    fold,
+    parse_time,
+    updates_from_doc,
+    updates_from_entry,
+    updates_from_out,
+)
+from mrcrawl.store.crawl_store import CrawlStore
+from mrcrawl.store.protocols import Utf8JsonProtocol
+from mrcrawl.store.records import LINKS_FROM_PAGE, iso_utc, new_frontier_entry, new_out, utc_now_iso
+
+LAYER = 0  # the run's first layer: the pages that were due
+ARTICLE_HOPS = 2  # seed (home page) -> section page -> article
+DAYS_SINCE_LAST_FETCH = 7
+STORED_BODY_BYTES = 100  # only the digest of the earlier fetch's body is kept in the db
+LAYER_BODY_BYTES = 20_000  # as the fetch scenarios' pages: DbBatch reads whole doc records, bodies included
+SECTIONS = ("world", "politics", "business", "technology", "science", "sport", "culture", "opinion")
+SLUG_WORDS = ("council", "budget", "vote", "river", "festival", "minister", "league", "storm", "market",
+              "school", "energy", "court", "museum", "election", "harbour", "hospital", "transit", "summit")
+FILLER = b" ".join(word.encode("ascii") for word in SLUG_WORDS * 200)
+_records = Utf8JsonProtocol()
+
+
+@dataclass(frozen=True)
+class NewsDb:
+    """A synthetic db of `urls` articles and the layer that updates it."""
+
+    urls: int
+    urls_per_host: int
+    fetches: int
+    new_urls: int
+    partitions: int
+
+    def __post_init__(self):
+        if self.new_urls and self.fetches < self.hosts:
+            raise ValueError(f"{self.fetches} fetches for {self.hosts} hosts: every host needs a fetched page "
+                             "to link its new articles")
+
+    @property
+    def hosts(self) -> int:
+        return max(1, self.urls // self.urls_per_host)
+
+    def stored_articles(self, host: int) -> int:
+        """Articles 0 .. n-1 of a host are in the db."""
+        return _share(self.urls, self.hosts, host)
+
+    def fetched_articles(self, host: int) -> list[int]:
+        """The host's articles fetched again by the layer, spread over its site."""
+        count, stored = _share(self.fetches, self.hosts, host), self.stored_articles(host)
+        return [index * stored // count for index in range(count)]
+
+    def new_articles(self, host: int) -> range:
+        """The host's articles the layer links and the db does not hold: numbered after the stored ones."""
+        first = self.stored_articles(host)
+        return range(first, first + _share(self.new_urls, self.hosts, host))
+
+
+def _share(total: int, parts: int, index: int) -> int:
+    """Part `index` of `total` split as evenly as whole numbers allow."""
+    return total // parts + (index < total % parts)
+
+
+def site_url(host: int) -> str:
+    # A fixed width, so that no site's URLs sort between another's: a
+    # partition file is its sites' sorted URLs, site after site.
+    return f"https://www.news{host:05d}.example/"
+
+
+def article_url(host: int, article: int) -> str:
+    day = date(2020, 1, 1) + timedelta(days=article // 5)  # five articles a day
+    slug = "-".join(SLUG_WORDS[(article * 7 + step * step) % len(SLUG_WORDS)] for step in range(5))
+    return f"{site_url(host)}{SECTIONS[article % len(SECTIONS)]}/{day:%Y/%m/%d}/{slug}-{article}.html"
+
+
+def article_body(url: str, version: int, size: int) -> bytes:
+    head = f"<html><body><h1>{url}</h1><p>Edition {version}.</p><p>".encode("ascii")
+    return head + FILLER[:max(0, size - len(head))]
+
+
+def fetched_article(url: str, version: int, body_bytes: int, links: list[str]) -> tuple[dict, dict]:
+    """The doc record the Crawler and the out record the Parser write for one fetch of an article."""
+    # Shaped as page/change.py's signature (blake2b-128 hex of the text); each version's text differs.
+    signature = hashlib.blake2b(f"{url} {version}".encode("ascii"), digest_size=16).hexdigest()
+    doc = fetched_doc(url, article_body(url, version, body_bytes))
+    doc.update(layer=LAYER, hops=ARTICLE_HOPS)
+    doc["headers"].append(["ETag", f'"{signature[:16]}"'])  # kept by the db for a conditional request
+    out = new_out(links, LINKS_FROM_PAGE, LAYER, doc["fetched_at"], hops=ARTICLE_HOPS, signature=signature,
+                  hub=False)
+    return doc, out
+
+
+def stored_record(url: str, run: str, policy: RevisitPolicy) -> dict:
+    """The db record of an article fetched on the run `run` and not since."""
+    doc, out = fetched_article(url, 0, STORED_BODY_BYTES, [])
+    doc["fetched_at"] = run
+    entry = new_frontier_entry(1, False, ARTICLE_HOPS, None)  # of the entry, the db keeps the hops
+    updates = chain(updates_from_entry(url, entry, LAYER), updates_from_doc(doc), updates_from_out(out, url))
+    return apply_update(None, url, fold(update for _, update in updates), run, LAYER, policy)
+
+
+def write_db(directory: Path, news: NewsDb, run: str) -> None:
+    """The db as the crawler keeps it: partition files of sorted records."""
+    create_db(directory, news.partitions)
+    hosts_by_partition: list[list[int]] = [[] for _ in range(news.partitions)]
+    for host in range(news.hosts):
+        hosts_by_partition[partition_of(site_url(host), news.partitions)].append(host)
+    work = [(partition_path(directory, partition), news, hosts, run)
+            for partition, hosts in enumerate(hosts_by_partition)]
+    # A record takes about 25 µs to make (the update's own functions make
+    # it): four minutes for 10M on one core, so every core writes partitions.
+    with Pool(CORES) as pool:
+        for _ in pool.imap_unordered(_write_partition, work):
+            pass
+
+
+def _write_partition(work: tuple[Path, NewsDb, list[int], str]) -> None:
+    path, news, hosts, run = work
+    policy = RevisitPolicy()
+    with open(path, "wb") as part:
+        # One site's URLs in memory at a time (see site_url).
+        for host in sorted(hosts, key=lambda host: key_bytes(site_url(host))):
+            urls = sorted((article_url(host, article) for article in range(news.stored_articles(host))),
+                          key=key_bytes)
+            part.writelines(_records.write(url, stored_record(url, run, policy)) + b"\n" for url in urls)
+
+
+def write_config(crawl_dir: Path) -> Path:
+    """The crawl's config as the driver hands it to every job (`--crawl-config`)."""
+    store = CrawlStore(crawl_dir)
+    store.make_root()
+    config = load_config(bench_config(crawl_dir, threads=1, delay=0.0))
+    store.write_text(store.config_path, config.to_json() + "\n")
+    return Path(store.config_path)
+
+
+def write_layer(crawl_dir: Path, news: NewsDb) -> list[Path]:
+    """The layer's doc and out stores, as the Crawler and the Parser write them: their part files."""
+    store = CrawlStore(crawl_dir)
+    docs, outs = Path(store.docs(LAYER)), Path(store.outlinks(LAYER))
+    for directory in (docs, outs):
+        directory.mkdir(parents=True, exist_ok=True)
+    doc_part, out_part = Path(store.part_file(docs)), Path(store.part_file(outs))
+    with open(doc_part, "wb") as doc_lines, open(out_part, "wb") as out_lines:
+        for host in range(news.hosts):
+            fetched, new = news.fetched_articles(host), news.new_articles(host)
+            for index, article in enumerate(fetched):
+                url = article_url(host, article)
+                links = [article_url(host, linked) for linked in new[index::len(fetched)]]
+                doc, out = fetched_article(url, 1, LAYER_BODY_BYTES, links)
+                doc_lines.write(_records.write(url, doc) + b"\n")
+                out_lines.write(_records.write(url, out) + b"\n")
+    return [doc_part, out_part]
+
+
+def records_digest(part_files: list[Path]) -> tuple[int, str]:
+    """How many records the files hold, and a digest of them that ignores
+    their order (the sum of the lines' hashes): the db in partition order
+    and the re-sort's output in URL order compare equal when they hold the
+    same records, written as the same bytes."""
+    count = total = 0
+    for path in part_files:
+        with open(path, "rb") as lines:
+            for line in lines:
+                count += 1
+                total += int.from_bytes(hashlib.blake2b(line.rstrip(b"\n"), digest_size=8).digest(), "big")
+    return count, f"{total % 2**64:016x}"
+
+
+def run_job(job: str, output: Path, news: NewsDb, config: Path, inputs: list[Path], *options: str) -> Measured:
+    """One db job, `-r local`, as tests/test_crawldb.py runs it."""
+    return run_measured(["-m", f"jobs.{job}", "-r", "local", "--output-dir", str(output),
+                         "--db-partitions", str(news.partitions), "--crawl-config", str(config),
+                         "--layer", str(LAYER), *options, *map(str, inputs)])
+
+
+def parts(directory: Path) -> list[Path]:
+    return sorted(directory.glob("part-*"))
+
+
+def measure_size(news: NewsDb, directory: Path, say) -> list[dict]:
+    """The partitioned update's row and the re-sort's, for one db size."""
+    crawl_dir = directory / "crawl"
+    config = write_config(crawl_dir)
+    run = utc_now_iso()
+    db = directory / "db"
+    say(f"db-update: writing a db of {news.urls:,} URLs on {news.hosts:,} hosts, {news.partitions} partitions")
+    write_db(db, news, iso_utc(parse_time(run) - timedelta(days=DAYS_SINCE_LAST_FETCH)))
+    layer = write_layer(crawl_dir, news)
+    db_parts = [partition_path(db, partition) for partition in range(news.partitions)]
+
+    say(f"db-update: {news.fetches:,} fetched and {news.new_urls:,} new URLs into {news.urls:,}: DbBatch + DbMerge")
+    batch = run_job("db_batch", directory / "batch", news, config, layer)
+    batch_parts = [arg for part in parts(directory / "batch") for arg in ("--batch-part", str(part))]
+    merge = run_job("db_merge", directory / "merged", news, config, db_parts, "--run", run, *batch_parts)
+    merged = records_digest(parts(directory / "merged"))
+    shutil.rmtree(directory / "merged")  # the re-sort needs disk for several copies of the db
+
+    say(f"db-update: the same update as a full re-sort of {news.urls:,} URLs")
+    resort = run_job("db_resort", directory / "resorted", news, config, db_parts + layer, "--run", run)
+    resorted = records_digest(parts(directory / "resorted"))
+
+    common = {"urls": news.urls, "fetches": news.fetches, "new_urls": news.new_urls, "partitions": news.partitions,
+              "same_records": merged == resorted}
+    return [row("db-update", "local", wall_s=batch.wall_s + merge.wall_s, cpu_s=batch.cpu_s + merge.cpu_s,
+                peak_rss_mb=max(batch.peak_rss_mb, merge.peak_rss_mb), batch_s=batch.wall_s,
+                merge_s=merge.wall_s, records=merged[0], **common),
+            row("db-update re-sort", "local", wall_s=resort.wall_s, cpu_s=resort.cpu_s,
+                peak_rss_mb=resort.peak_rss_mb, records=resorted[0], **common)]
+
+
+def db_update(sizes: Sizes, work: Path, say) -> list[dict]:
+    rows = []
+    for urls in sizes.db_update_sizes:
+        news = NewsDb(urls, sizes.db_update_urls_per_host, sizes.db_update_fetches, sizes.db_update_new_urls,
+                      sizes.db_update_partitions)
+        directory = work / f"db-update-{urls}"
+        try:
+            rows += measure_size(news, directory, say)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)  # gigabytes at the full sizes
+    partitioned = {r["urls"]: r for r in rows if r["name"] == "db-update"}
+    resorts = {r["urls"]: r for r in rows if r["name"] == "db-update re-sort"}
+    smallest, largest = partitioned[min(partitioned)], partitioned[max(partitioned)]
+    for size, ours in partitioned.items():
+        # Ratios within this run, as the other scenarios take theirs.
+        ours.update(ratio_to_resort=ours["wall_s"] / resorts[size]["wall_s"],
+                    urls_growth=largest["urls"] / smallest["urls"],
+                    time_growth=largest["wall_s"] / smallest["wall_s"],
+                    rss_growth=largest["peak_rss_mb"] / smallest["peak_rss_mb"])
+    return rows
