@@ -15,25 +15,18 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import json
 import os
 import threading
 import time
 from collections import deque
 
+from mrcrawl.store.protocols import Utf8JsonProtocol
+
 SPILL_BATCH = 256  # URLs written or read per disk access
 
 
-def spill_line(url: str, entry: dict | None) -> str:
-    """One queued URL as its spill file holds it: the URL, then a tab and
-    its frontier entry's JSON if it has one (a canonical URL holds neither
-    tab nor newline; nor does JSON's ASCII form)."""
-    return f"{url}\t{json.dumps(entry, separators=(',', ':'))}\n" if entry is not None else f"{url}\n"
-
-
-def read_spill_line(line: str) -> tuple[str, dict | None]:
-    url, tab, entry = line.rstrip("\n").partition("\t")
-    return url, json.loads(entry) if tab else None
+# A spill file holds store lines: the URL as key, its frontier entry (or null) as value.
+_spill_lines = Utf8JsonProtocol()
 
 
 class MemoryBudget:
@@ -76,8 +69,8 @@ class SpillQueue:
     def flush(self) -> None:
         if not self._unwritten:
             return
-        with open(self._path, "a", encoding="utf-8") as spill:
-            spill.write("".join(spill_line(url, entry) for url, entry in self._unwritten))
+        with open(self._path, "ab") as spill:
+            spill.write(b"".join(_spill_lines.write(url, entry) + b"\n" for url, entry in self._unwritten))
         self._on_disk += len(self._unwritten)
         self._unwritten = []
 
@@ -95,10 +88,10 @@ class SpillQueue:
             self._budget.used += len(self._unwritten)
             self._unwritten = []
             return
-        with open(self._path, encoding="utf-8") as spill:
+        with open(self._path, "rb") as spill:
             spill.seek(self._read_offset)
             for _ in range(min(SPILL_BATCH, self._on_disk)):
-                self._head.append(read_spill_line(spill.readline()))
+                self._head.append(_spill_lines.read(spill.readline().rstrip(b"\n")))
             self._read_offset = spill.tell()
         self._on_disk -= len(self._head)
         self._budget.used += len(self._head)
