@@ -9,7 +9,7 @@ from mrjob.job import MRJob
 
 from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.mr.onewave import OneWaveJob
-from mrcrawl.output.pagexml import page_to_xml, unchanged_since_last_fetch
+from mrcrawl.output.pagexml import page_to_xml
 from mrcrawl.store.protocols import TextLineProtocol, Utf8JsonProtocol
 from mrcrawl.store.records import FETCHED
 
@@ -22,11 +22,12 @@ class MRHtmlToXml(OneWaveJob, CrawlJobOptions, MRJob):
         self.increment_counter("xml", "records in")
         if doc["outcome"] != FETCHED or not doc["meta_index"]:
             return
-        if unchanged_since_last_fetch(doc):
+        page = page_to_xml(doc, self.config.language)
+        if page is None:
             self.increment_counter("xml", "unchanged")
             return
         self.increment_counter("xml", "pages")
-        yield url, page_to_xml(doc, self.config.language)
+        yield url, page
 
 
 if __name__ == "__main__":

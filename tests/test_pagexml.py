@@ -13,7 +13,8 @@ from lxml import etree
 
 from crawl_support import crawl, read_records, write_inputs
 from mrcrawl.output.pagexml import page_to_xml, xml_safe
-from mrcrawl.page.charset import detect_encoding
+from mrcrawl.page.change import page_signature
+from mrcrawl.page.charset import decode_page, detect_encoding
 from mrcrawl.page.charset_labels import codec_for_label
 from mrcrawl.page.html import parse_html
 from mrcrawl.page.text import description, headline, keywords, main_text, normalise_date, published
@@ -520,3 +521,17 @@ def test_xml_of_a_crawl_matches_the_test_web(web_server, tmp_path):
     # The crawl reached pages in many charsets, and pages reached through a redirect.
     assert len({web.page(url).charset for url in urls if web.page(url).kind == "charset"}) >= 8
     assert any(merged[url]["redirect_from"] for url in urls)
+
+
+def test_a_page_whose_signature_is_the_known_one_gets_no_xml():
+    article = "<html><body><p>The council met on {day} May.</p><p>{text}</p><a href='/x'>{link}</a></body></html>"
+    before = fetched_doc(article.format(day=3, text="It voted to build a bridge.", link="More").encode())
+    signature = page_signature(parse_html(decode_page(before)))
+    # Another date and another link: the same page, as the revisit policy reads it.
+    same = fetched_doc(article.format(day=4, text="It voted to build a bridge.", link="Latest").encode())
+    same["known"] = {"signature": signature}
+    assert page_to_xml(same, "en") is None
+    edited = fetched_doc(article.format(day=4, text="It voted against the bridge.", link="More").encode())
+    edited["known"] = {"signature": signature}
+    assert "against the bridge" in page_to_xml(edited, "en")
+    assert page_to_xml(before, "en") is not None  # a first fetch: nothing known

@@ -82,10 +82,15 @@ def xml_safe(text: str | None) -> str:
     return unicodedata.normalize("NFC", text)
 
 
-def page_to_xml(doc: dict, language: str) -> str:
-    """The XML line of a fetched doc record (see the module docstring)."""
+def page_to_xml(doc: dict, language: str) -> str | None:
+    """The XML line of a fetched doc record (see the module docstring); None
+    when the page says what it said at its last fetch (its change signature
+    equals the one the crawl db held when it was queued): the index has it."""
     body = body_bytes(doc)
     root = parse_html(decode_page(doc, body))
+    known_signature = (doc.get("known") or {}).get("signature")
+    if known_signature is not None and page_signature(root) == known_signature:
+        return None
     page = etree.Element("page")
     page.set("url", xml_safe(doc.get("url")))
     if doc.get("redirect_from"):
@@ -106,11 +111,3 @@ def page_to_xml(doc: dict, language: str) -> str:
     # or tab left in the output sits in character data, where a character
     # reference means the same character.
     return _break_no_line(etree.tostring(page, encoding="unicode"))
-
-
-def unchanged_since_last_fetch(doc: dict) -> bool:
-    """Whether a fetched page says what it said at its last fetch: its change
-    signature equals the one the crawl db held when it was queued.  Such a
-    page is not part of the run's increment: the index has it already."""
-    known_signature = (doc.get("known") or {}).get("signature")
-    return known_signature is not None and page_signature(parse_html(decode_page(doc))) == known_signature
