@@ -156,13 +156,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.export and args.output and is_cluster_path(args.output):
         raise UsageError(f"mrcrawl: --export: exports read local disk; copy {args.output} down and run python -m mrcrawl.export")
     if args.runner in LOCAL_DISK_RUNNERS and args.output and is_cluster_path(args.output):
-        raise UsageError(f"mrcrawl: --output {args.output}: the {args.runner} runner works on local disk; use spark, hadoop or emr")
+        raise UsageError(f"mrcrawl: --output {args.output}: the {args.runner} runner works on local disk; use hadoop or emr")
     if args.db and is_cluster_path(args.db) != bool(args.output and is_cluster_path(args.output)):
         raise UsageError(f"mrcrawl: --db {args.db}: must be on the filesystem of --output (local disk, or the cluster's)")
     if args.runner == "spark" and args.output and is_cluster_path(args.output):
         # The db's jobs read each partition file whole (mapper_raw), which
         # mrjob's Spark runner cannot; on a local master they run on the
-        # local runner instead (see Crawl.runner_args).
+        # local runner instead (see Crawl.job_args).
         raise UsageError(f"mrcrawl: --runner spark: the crawl db's jobs cannot run on a Spark cluster; "
                          "use --runner hadoop or emr, or a local master and local --output")
     return args
@@ -390,29 +390,26 @@ class Crawl:
         if INTERRUPTED.is_set():
             raise KeyboardInterrupt  # a Ctrl-C that could not be raised where it came (see interrupts_remembered)
 
-    def job_runner(self, job_class) -> str:
-        """The runner of one job: the crawl's, but local for a job that reads
-        whole files (mapper_raw) on Spark, which cannot run one."""
-        if self.runner == "spark" and job_class.mapper_raw is not MRJob.mapper_raw:
-            return "local"
-        return self.runner
-
     def job_args(self, job_class, inputs: list, output, layer: int, options: list[str] = ()) -> list[str]:
         """The command line of one job of this crawl, for this runner."""
-        on_spark_locally = self.job_runner(job_class) != self.runner
-        runner_args = self._whole_file_runner_args if on_spark_locally else self._runner_args
-        args = list(runner_args) + ["--output-dir", str(output), *options]
+        whole_files = reads_whole_files(job_class)
+        # mrjob's Spark runner cannot run a job that reads whole files: there,
+        # on a local master, it runs on the local runner.
+        on_spark_locally = whole_files and self.runner == "spark"
+        runner = "local" if on_spark_locally else self.runner
+        args = list(self._whole_file_runner_args if on_spark_locally else self._runner_args)
+        args += ["--output-dir", str(output), *options]
         if issubclass(job_class, CrawlJobOptions):
             args += ["--crawl-config", str(self.store.config_path), "--layer", str(layer)]
         if issubclass(job_class, DbJobOptions):
-            args += ["--db-partitions", str(self.db.meta()["partitions"]), "--run", self.state["run"]]
+            args += ["--db-partitions", str(self.db.partitions), "--run", self.state["run"]]
         if self.reducers and job_class.reducer is not MRJob.reducer:
             args += ["--jobconf", f"mapreduce.job.reduces={self.reducers}"]
-        if job_class.mapper_raw is not MRJob.mapper_raw and self.job_runner(job_class) in LOCAL_DISK_RUNNERS:
+        if whole_files and runner in LOCAL_DISK_RUNNERS:
             # A task that reads a file whole is told its name, and the db's
             # jobs take their partition from it: name each file, not a glob.
             args += [str(part) for directory in inputs for part in self.store.parts(directory)]
-        elif self.job_runner(job_class) in LOCAL_DISK_RUNNERS:
+        elif runner in LOCAL_DISK_RUNNERS:
             # These runners, given a directory, read every file in it
             # (.crc and _SUCCESS too): name the part files.
             args += [f"{directory}/part-*" for directory in inputs]
@@ -519,6 +516,11 @@ def describe(step: str, counters: dict, seconds: float) -> str:
     if kind == "merge":
         return f"{group.get('records in', 0)} records in, {group.get('records out', 0)} out"
     return f"{group.get('records in', 0)} records in, {group.get('pages', 0)} XML pages"
+
+
+def reads_whole_files(job_class) -> bool:
+    """Whether the job's map tasks read whole input files (mapper_raw): the crawl db's jobs."""
+    return job_class.mapper_raw is not MRJob.mapper_raw
 
 
 def local_task_args() -> list[str]:

@@ -212,6 +212,7 @@ class CrawlDb:
         self.root = store.root
         self.meta_path = store.join(DB_META)
         self.lock_path = store.join(DB_LOCK)
+        self._meta: dict | None = None
 
     def create(self, partitions: int = DEFAULT_PARTITIONS) -> None:
         """An empty db: generation 0 of `partitions` empty partition files."""
@@ -221,6 +222,22 @@ class CrawlDb:
         self._write_meta({"format": DB_FORMAT, "partitions": partitions, "generation": 0, "applied": None})
 
     def meta(self) -> dict:
+        """db.json, checked once (see _read_meta) and then kept: only the
+        run that holds the db's lock writes it, through this object."""
+        if self._meta is None:
+            self._meta = self._read_meta()
+        return self._meta
+
+    @property
+    def partitions(self) -> int:
+        return self.meta()["partitions"]
+
+    def partition_files(self) -> list:
+        """The current generation's partition files, in partition order."""
+        current = self.current_dir()
+        return [self.store.part_file(current, partition) for partition in range(self.partitions)]
+
+    def _read_meta(self) -> dict:
         """db.json, after checking that it describes a db whose files are all there."""
         try:
             entries = self.store.entries()
@@ -257,7 +274,7 @@ class CrawlDb:
 
     def commit(self, applied: str) -> None:
         """Make the next generation the db (the update `applied` wrote it), then drop the old one."""
-        meta = self.meta()
+        meta = dict(self.meta())
         old = meta["generation"]
         meta.update(generation=old + 1, applied=applied)
         self._write_meta(meta)  # the commit: readers now see the new generation
@@ -265,6 +282,7 @@ class CrawlDb:
 
     def _write_meta(self, meta: dict) -> None:
         self.store.write_text(self.meta_path, json.dumps(meta) + "\n")
+        self._meta = meta
 
 
 def _local_db(directory) -> CrawlDb:
@@ -278,26 +296,22 @@ def create_db(directory: Path, partitions: int = DEFAULT_PARTITIONS) -> None:
     _local_db(directory).create(partitions)
 
 
-def db_partitions(directory: Path) -> int:
-    """How many partitions the db in `directory` has, after checking it is one."""
-    return _local_db(directory).meta()["partitions"]
-
-
 def partition_path(directory: Path, partition: int) -> Path:
     """The file of one partition of the db's current generation."""
-    return Path(CrawlStore.part_file(_local_db(directory).current_dir(), partition))
+    return Path(_local_db(directory).partition_files()[partition])
 
 
 def read_db(directory: Path) -> Iterator[tuple[str, dict]]:
     """Every (URL, record) of the db, partition by partition, in key order."""
-    for partition in range(db_partitions(directory)):
-        yield from read_part(partition_path(directory, partition))
+    for part in _local_db(directory).partition_files():
+        yield from read_part(Path(part))
 
 
 def find_record(directory: Path, url: str) -> dict | None:
     """The db record of `url`, read from its partition only, or None."""
     wanted = key_bytes(url)
-    with open(partition_path(directory, partition_of(url, db_partitions(directory))), "rb") as lines:
+    db = _local_db(directory)
+    with open(db.partition_files()[partition_of(url, db.partitions)], "rb") as lines:
         for line in lines:
             key = line.split(b"\t", 1)[0]
             if key == wanted:
