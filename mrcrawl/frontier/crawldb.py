@@ -307,15 +307,24 @@ def read_db(directory: Path) -> Iterator[tuple[str, dict]]:
         yield from read_part(Path(part))
 
 
+def records_of(directory: Path, urls: Iterable[str]) -> dict[str, dict]:
+    """The db records of `urls` that the db holds, by URL.  Only their
+    partitions are read, and only their lines decoded."""
+    db = _local_db(directory)
+    wanted: dict[int, set[bytes]] = {}
+    for url in urls:
+        wanted.setdefault(partition_of(url, db.partitions), set()).add(key_bytes(url))
+    files = db.partition_files()
+    found = {}
+    for partition, keys in wanted.items():
+        with open(files[partition], "rb") as lines:
+            for line in lines:
+                if line.split(b"\t", 1)[0] in keys:
+                    url, record = _lines.read(line.rstrip(b"\r\n"))
+                    found[url] = record
+    return found
+
+
 def find_record(directory: Path, url: str) -> dict | None:
     """The db record of `url`, read from its partition only, or None."""
-    wanted = key_bytes(url)
-    db = _local_db(directory)
-    with open(db.partition_files()[partition_of(url, db.partitions)], "rb") as lines:
-        for line in lines:
-            key = line.split(b"\t", 1)[0]
-            if key == wanted:
-                return _lines.read(line.rstrip(b"\r\n"))[1]
-            if key > wanted:
-                break  # sorted: it is not further on
-    return None
+    return records_of(directory, [url]).get(url)

@@ -42,7 +42,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import tldextract
 
-from mrcrawl.frontier.crawldb import NoCrawlDb, read_db
+from mrcrawl.frontier.crawldb import NoCrawlDb, records_of
 from mrcrawl.page.charset import decode_page
 from mrcrawl.page.html import parse_html
 from mrcrawl.page.text import headline
@@ -160,11 +160,12 @@ def write_index(crawl: CrawlReader, directory: Path) -> dict:
 
 
 def db_statuses(crawl: CrawlReader) -> dict[str, str]:
-    """The crawl db status of each URL this crawl attempted, read in one pass
-    over the db; empty when the crawl's db is gone (the index then says null)."""
+    """The crawl db status of each URL this crawl attempted, read from the
+    partitions that hold them; empty when the crawl's db is gone (the index
+    then says null)."""
     attempted = {url for layer in crawl.layers for part in crawl.doc_parts(layer) for url in read_keys(part)}
     try:
-        return {url: record["status"] for url, record in read_db(Path(crawl.state["db"])) if url in attempted}
+        return {url: record["status"] for url, record in records_of(Path(crawl.state["db"]), attempted).items()}
     except (KeyError, NoCrawlDb):
         return {}
 
