@@ -656,7 +656,10 @@ def lock(store: CrawlStore, lock_path, what: str):
     """
     if isinstance(store, ClusterCrawlStore):
         return contextlib.nullcontext()
-    store.make_root()
+    try:
+        store.make_root()
+    except (FileExistsError, NotADirectoryError):
+        raise UsageError(f"{store.root}: exists and is not a directory; give the {what} a directory") from None
     handle = open(lock_path, "w")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)

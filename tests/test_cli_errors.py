@@ -137,3 +137,42 @@ def test_unknown_runner(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1
     assert "--runner" in result.stderr
     assert not output.exists()
+
+
+def test_now_that_is_not_a_time(tmp_path):
+    result, output = run_driver(tmp_path, extra=("--now", "yesterday"))
+    assert result.returncode == 2 and not output.exists()
+    assert result.stderr.strip().splitlines() == ["mrcrawl: argument --now: not an ISO 8601 time: 'yesterday' (e.g. 2026-01-05T06:00:00Z)"]
+
+
+def test_a_db_path_that_is_a_file_is_refused_and_left_as_it_was(tmp_path):
+    not_a_db = tmp_path / "notes.txt"
+    not_a_db.write_text("mine\n", encoding="utf-8")
+    result, output = run_driver(tmp_path, extra=("--db", str(not_a_db)))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"{not_a_db}: exists and is not a directory; give the crawl db a directory"]
+    assert not_a_db.read_text(encoding="utf-8") == "mine\n"
+    assert not (output / "crawl.json").exists()
+
+
+def test_a_db_directory_holding_other_files_is_refused(tmp_path):
+    other = tmp_path / "photos"
+    other.mkdir()
+    (other / "cat.jpg").write_bytes(b"\xff\xd8")
+    result, output = run_driver(tmp_path, extra=("--db", str(other)))
+    assert result.returncode == 2 and "holds other files and no crawl db" in result.stderr
+    assert sorted(path.name for path in other.iterdir()) == [".lock", "cat.jpg"]
+    assert not (output / "crawl.json").exists()
+
+
+def test_a_second_run_on_a_db_in_use_is_refused(tmp_path):
+    import fcntl
+
+    db = tmp_path / "db"
+    db.mkdir()
+    with open(db / ".lock", "w") as held:  # the lock a running crawl holds
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        result, output = run_driver(tmp_path, extra=("--db", str(db)))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"{db}: another run is working on this crawl db"]
+    assert not (output / "crawl.json").exists() and sorted(path.name for path in db.iterdir()) == [".lock"]
