@@ -1,16 +1,20 @@
-"""Crawl db, step 1, DbBatch: what a layer tells the db, one update per URL.
+"""Crawl db, step 1, DbBatch: what a layer tells the db, one update per URL
+and one claim per payload digest.
 
 Map: each frontier entry -> the URL was requested on this layer; each doc
 record -> how its request ended (for the final URL of a same-host redirect
-too); each out record -> what the Parser judged of the page, and a sighting
-of each outlink on the next layer.  The key is "<partition> <url>", so the
-batch sorts by the db's partitions.  Combine and reduce: fold a URL's
-updates into one (the earliest sighting, the latest fetch).
+too), and the payload digests it fetched or ended (frontier/dedup.py); each
+out record -> what the Parser judged of the page, and a sighting of each
+outlink on the next layer.  An update's key is "<partition> <url>" and a
+claim's "#<digest partition> <digest>", so the batch sorts by the db's
+partitions.  Combine and reduce: fold a URL's updates into one (the earliest
+sighting, the latest fetch), and a digest's claims into one.
 """
 from mrjob.job import MRJob
 
-from mrcrawl.frontier.crawldb import batch_key
-from mrcrawl.frontier.db_update import fold, updates_from_doc, updates_from_entry, updates_from_out
+from mrcrawl.frontier.crawldb import batch_key, claim_key, is_claim_key
+from mrcrawl.frontier.db_update import fetch_part, fold, updates_from_doc, updates_from_entry, updates_from_out
+from mrcrawl.frontier.dedup import claims_from_doc, fold_claims
 from mrcrawl.mr.dbconf import DbJobOptions
 from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.mr.onewave import OneWaveJob
@@ -28,16 +32,19 @@ class MRDbBatch(OneWaveJob, CrawlJobOptions, DbJobOptions, MRJob):
         elif "outlinks" in record:
             updates = updates_from_out(record, url)
         else:
-            updates = updates_from_doc(record)
+            fetch = fetch_part(record)
+            updates = updates_from_doc(record, fetch)
+            for digest, claim in claims_from_doc(record, fetch):
+                yield claim_key(digest, self.partitions), claim
         for target, update in updates:
             yield batch_key(target, self.partitions), update
 
-    def combiner(self, key, updates):
-        yield key, fold(updates)
+    def combiner(self, key, values):
+        yield key, fold_claims(values) if is_claim_key(key) else fold(values)
 
-    def reducer(self, key, updates):
-        self.increment_counter("dbbatch", "urls")
-        yield key, fold(updates)
+    def reducer(self, key, values):
+        self.increment_counter("dbbatch", "digests" if is_claim_key(key) else "urls")
+        yield key, fold_claims(values) if is_claim_key(key) else fold(values)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from functools import cached_property
 from mrjob.job import MRJob
 
 from jobs.db_batch import MRDbBatch
-from mrcrawl.frontier.crawldb import url_of_batch_key
+from mrcrawl.frontier.crawldb import is_claim_key, url_of_batch_key
 from mrcrawl.frontier.db_update import RevisitPolicy, apply_update, fold
 from mrcrawl.mr.dbconf import DbJobOptions
 from mrcrawl.mr.jobconf import CrawlJobOptions
@@ -42,8 +42,10 @@ class MRDbResort(OneWaveJob, CrawlJobOptions, DbJobOptions, MRJob):
             yield url, {"stored": record}
             return
         # DbBatch's own mapper, so both ways of updating read a layer alike.
+        # Its digest claims are dropped: Nutch's updatedb finds no duplicates.
         for key, update in MRDbBatch.mapper(self, url, record):
-            yield url_of_batch_key(key), update
+            if not is_claim_key(key):
+                yield url_of_batch_key(key), update
 
     def reducer(self, url, values):
         record, updates = None, []

@@ -2,8 +2,9 @@
 
 The increment is what the index has not seen: pages fetched for the first
 time, and pages whose change signature differs from their last fetch's
-(mrcrawl/page/change.py).  A refetched page that did not change, or that
-the server said was not modified, gets no XML.
+(mrcrawl/page/change.py).  A refetched page that did not change, that the
+server said was not modified, or whose payload repeats another URL's (Merge
+marked it `duplicate_of`), gets no XML.
 """
 from mrjob.job import MRJob
 
@@ -21,6 +22,9 @@ class MRHtmlToXml(OneWaveJob, CrawlJobOptions, MRJob):
     def mapper(self, url, doc):
         self.increment_counter("xml", "records in")
         if doc["outcome"] != FETCHED or not doc["meta_index"]:
+            return
+        if doc.get("duplicate_of"):  # records written before duplicates were found have no such field
+            self.increment_counter("xml", "duplicates")
             return
         page = page_to_xml(doc, self.config.language)
         if page is None:

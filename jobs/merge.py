@@ -1,15 +1,17 @@
 """Job 4, Merge: one doc record per final URL across all layers.
 
-Identity map; the reduce keeps the best record of a URL (a fetched page over
-any other outcome, then the earliest layer), so the layers' part files
-become one store and cross-layer duplicates disappear.  Records pass through
-undecoded: only a URL with several records has any of them read.  There is
+Identity map over the layers' doc stores and duplicate stores; the reduce
+keeps the best record of a URL (a fetched page over any other outcome, then
+the earliest layer), so the layers' part files become one store and
+cross-layer duplicates disappear, and marks a page whose payload repeats
+another URL's with `duplicate_of`.  Records pass through undecoded: only a
+URL with several records, or a duplicate, has any of them read.  There is
 no combiner: duplicates come only from redirects, so they seldom meet in one
 map task, and a combiner costs a sort of the map output.
 """
 from mrjob.job import MRJob
 
-from mrcrawl.frontier.merge import best_stored_record
+from mrcrawl.frontier.merge import merged_record
 from mrcrawl.mr.onewave import OneWaveJob
 from mrcrawl.store.protocols import UndecodedRecordProtocol
 
@@ -19,13 +21,13 @@ class MRMerge(OneWaveJob, MRJob):
     INTERNAL_PROTOCOL = UndecodedRecordProtocol
     OUTPUT_PROTOCOL = UndecodedRecordProtocol
 
-    def mapper(self, url, doc):
+    def mapper(self, url, record):
         self.increment_counter("merge", "records in")
-        yield url, doc
+        yield url, record
 
-    def reducer(self, url, docs):
+    def reducer(self, url, records):
         self.increment_counter("merge", "records out")
-        yield url, best_stored_record(docs)
+        yield url, merged_record(records)
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from mrjob.parse import is_uri
 from jobs.crawler import MRCrawler
 from jobs.db_batch import MRDbBatch
 from jobs.db_merge import MRDbMerge
+from jobs.duplicates import MRDuplicates
 from jobs.generator import MRGenerator
 from jobs.html_to_xml import MRHtmlToXml
 from jobs.merge import MRMerge
@@ -314,7 +315,7 @@ class Crawl:
     def generate(self) -> None:
         """Layer 0's frontier: the seeds, and the db's URLs due at the run's start."""
         seeds = ["--seeds-part", str(self.store.part_file(self.store.seeds()))]  # written by open_crawl
-        self.step("generate/0", MRGenerator, [self.db.current_dir()], self.store.frontier(0), 0, seeds)
+        self.step("generate/0", MRGenerator, self.db.partition_files(), self.store.frontier(0), 0, seeds)
 
     def fetch(self, layer: int) -> None:
         self.step(f"crawl/{layer}", MRCrawler, [self.store.frontier(layer)], self.store.docs(layer), layer)
@@ -323,22 +324,31 @@ class Crawl:
         self.step(f"parse/{layer}", MRParser, [self.store.docs(layer)], self.store.outlinks(layer), layer)
 
     def update_db(self, layer: int) -> None:
-        """Merge what the layer found into the db: sort the batch, then merge it into each partition."""
+        """Merge what the layer found into the db: sort the batch, find the
+        duplicates among its pages, then merge both into each partition."""
         store = self.store
         layer_stores = [store.frontier(layer), store.docs(layer), store.outlinks(layer)]
         self.step(f"dbbatch/{layer}", MRDbBatch, layer_stores, store.db_batch(layer), layer)
-        batch = [arg for part in store.parts(store.db_batch(layer)) for arg in ("--batch-part", str(part))]
-        self.step(f"dbupdate/{layer}", MRDbMerge, [self.db.current_dir()], self.db, layer, batch)
+        batch = self._part_args("--batch-part", store.db_batch(layer))
+        self.step(f"dedup/{layer}", MRDuplicates, self.db.digest_files(), store.duplicates(layer), layer, batch)
+        duplicates = self._part_args("--duplicates-part", store.duplicates(layer))
+        self.step(f"dbupdate/{layer}", MRDbMerge, self.db.files(), self.db, layer, batch + duplicates)
+
+    def _part_args(self, option: str, directory) -> list[str]:
+        """`option PART` for each part file of a store: how a job is shipped a store it reads whole."""
+        return [arg for part in self.store.parts(directory) for arg in (option, str(part))]
 
     def optimize(self, layer: int) -> None:
-        self.step(f"optimize/{layer}", MROptimizer, [self.db.current_dir()], self.store.frontier(layer + 1), layer)
+        self.step(f"optimize/{layer}", MROptimizer, self.db.partition_files(), self.store.frontier(layer + 1), layer)
 
     def merge_and_convert(self, layers: int) -> None:
         if layers == 0:
             return
         store = self.store
         merged_layers = "0" if layers == 1 else f"0-{layers - 1}"
-        self.step(f"merge/{merged_layers}", MRMerge, [store.docs(n) for n in range(layers)], store.merged(), layers - 1)
+        # The duplicate stores mark the pages that repeat another URL's (no XML for those).
+        inputs = [store.docs(n) for n in range(layers)] + [store.duplicates(n) for n in range(layers)]
+        self.step(f"merge/{merged_layers}", MRMerge, inputs, store.merged(), layers - 1)
         xml = store.xml(self.state["started_at"])
         self.step(f"xml/{merged_layers}", MRHtmlToXml, [store.merged()], xml, layers - 1)
         self.say(f"pages: {store.merged()}  xml: {xml}")
@@ -358,7 +368,8 @@ class Crawl:
             # before crawl.json said so: it must not be applied twice.
             self._done(name, 0.0, {})
             return
-        inputs = [directory for directory in inputs if self.store.parts(directory)]
+        if not reads_whole_files(job_class):  # those are given the db's files, each one a task
+            inputs = [directory for directory in inputs if self.store.parts(directory)]
         written = self.db.next_dir() if into_db else self.store.begin_output(name, output)
         started = time.monotonic()
         if inputs:
@@ -391,7 +402,9 @@ class Crawl:
             raise KeyboardInterrupt  # a Ctrl-C that could not be raised where it came (see interrupts_remembered)
 
     def job_args(self, job_class, inputs: list, output, layer: int, options: list[str] = ()) -> list[str]:
-        """The command line of one job of this crawl, for this runner."""
+        """The command line of one job of this crawl, for this runner.
+        `inputs` are stores (directories), or for a job that reads whole
+        files (reads_whole_files), the files."""
         whole_files = reads_whole_files(job_class)
         # mrjob's Spark runner cannot run a job that reads whole files: there,
         # on a local master, it runs on the local runner.
@@ -405,10 +418,10 @@ class Crawl:
             args += ["--db-partitions", str(self.db.partitions), "--run", self.state["run"]]
         if self.reducers and job_class.reducer is not MRJob.reducer:
             args += ["--jobconf", f"mapreduce.job.reduces={self.reducers}"]
-        if whole_files and runner in LOCAL_DISK_RUNNERS:
-            # A task that reads a file whole is told its name, and the db's
-            # jobs take their partition from it: name each file, not a glob.
-            args += [str(part) for directory in inputs for part in self.store.parts(directory)]
+        if whole_files:
+            # The db's jobs read whole partition files, a task each, and are
+            # given them by name: a task takes its partition from the name.
+            args += [str(part) for part in inputs]
         elif runner in LOCAL_DISK_RUNNERS:
             # These runners, given a directory, read every file in it
             # (.crc and _SUCCESS too): name the part files.
@@ -509,10 +522,14 @@ def describe(step: str, counters: dict, seconds: float) -> str:
     if kind == "generate":
         return f"{group.get('seeds', 0)} seeds and {group.get('due urls', 0)} due URLs for layer 0"
     if kind == "dbbatch":
-        return f"{group.get('urls', 0)} URLs in the batch"
+        return f"{group.get('urls', 0)} URLs and {group.get('digests', 0)} payload digests in the batch"
+    if kind == "dedup":
+        return f"{counters.get('duplicates', {}).get('urls', 0)} page(s) repeat another URL's payload"
     if kind == "dbupdate":
         return (f"{group.get('urls', 0)} URLs in the db: {group.get('urls added', 0)} added, "
-                f"{group.get('urls updated', 0)} updated, {group.get('urls queued', 0)} queued for the next layer")
+                f"{group.get('urls updated', 0)} updated ({group.get('duplicates', 0)} duplicates), "
+                f"{group.get('urls queued', 0)} queued for the next layer; "
+                f"{group.get('digests', 0)} payload digests ({group.get('digests added', 0)} added)")
     if kind == "merge":
         return f"{group.get('records in', 0)} records in, {group.get('records out', 0)} out"
     return f"{group.get('records in', 0)} records in, {group.get('pages', 0)} XML pages"

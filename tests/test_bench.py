@@ -81,7 +81,7 @@ def test_pipeline_accounts_for_every_job(quick_run):
     assert [row["delay_s"] for row in rows] == list(QUICK.pipeline_delays)
     for row in rows:
         assert row["pages"] > QUICK.hosts  # more than the seeds: later layers ran
-        assert set(row["share_by_job"]) == {"generate", "crawl", "parse", "dbbatch", "dbupdate", "optimize", "merge", "xml"}
+        assert set(row["share_by_job"]) == {"generate", "crawl", "parse", "dbbatch", "dedup", "dbupdate", "optimize", "merge", "xml"}
         assert row["overhead_s"] == pytest.approx(row["wall_s"] - row["fetch_s"])
         assert 0 < row["overhead_share"] < 1
         assert row["polite"] is True and row["overlaps"] == 0 and row["gaps_below_delay"] == 0, row

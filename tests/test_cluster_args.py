@@ -49,6 +49,7 @@ from mrjob.spark.runner import SparkMRJobRunner
 from jobs.crawler import MRCrawler
 from jobs.db_batch import MRDbBatch
 from jobs.db_merge import MRDbMerge
+from jobs.duplicates import MRDuplicates
 from jobs.generator import MRGenerator
 from jobs.html_to_xml import MRHtmlToXml
 from jobs.merge import MRMerge
@@ -56,7 +57,7 @@ from jobs.optimizer import MROptimizer
 from jobs.parser import MRParser
 from mrcrawl import driver
 from mrcrawl.config import load_config
-from mrcrawl.frontier.crawldb import CrawlDb
+from mrcrawl.frontier.crawldb import DB_FORMAT, CrawlDb
 from mrcrawl.mr.dbconf import DbJobOptions
 from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.store.cluster_store import ClusterCrawlStore
@@ -81,7 +82,8 @@ S3_ROOT = "s3://bucket/crawl/zh"
 JOBS_WITH_REDUCER = {"crawl", "dbbatch", "merge"}
 # Every job of a layer, in the order the driver runs them, and its class.
 PLANNED_JOBS = {"generate": MRGenerator, "crawl": MRCrawler, "parse": MRParser, "dbbatch": MRDbBatch,
-                "dbupdate": MRDbMerge, "optimize": MROptimizer, "merge": MRMerge, "xml": MRHtmlToXml}
+                "dedup": MRDuplicates, "dbupdate": MRDbMerge, "optimize": MROptimizer, "merge": MRMerge,
+                "xml": MRHtmlToXml}
 # What a Hadoop 3 cluster (EMR 7.1 runs Hadoop 3.3.6) answers when asked
 # its version; mrjob uses it to write jobconf names for that version.
 CLUSTER_HADOOP = "3.3.6"
@@ -142,7 +144,7 @@ class PlannedDb(CrawlDb):
     generation: stated, since there is no cluster to read it from."""
 
     def meta(self):
-        return {"format": 1, "partitions": DB_PARTITIONS, "generation": 0, "applied": None}
+        return {"format": DB_FORMAT, "partitions": DB_PARTITIONS, "generation": 0, "applied": None}
 
 
 class PlannedStore(ClusterCrawlStore):
@@ -187,15 +189,18 @@ def plan(runner: str, root: str, *driver_args: str) -> PlannedCrawl:
 def expected_stores(root: str) -> dict[str, tuple[list[str], str]]:
     """What each job reads and writes, spelled out: (inputs, output)."""
     layers = range(LAYER + 1)
-    db = f"{root}/db/gen-000000"
+    # The db's jobs read its partition files, each named: the URL partitions, then the digest index's.
+    db_files = [f"{root}/db/gen-000000/part-{n:05d}" for n in range(2 * DB_PARTITIONS)]
+    url_files, digest_files = db_files[:DB_PARTITIONS], db_files[DB_PARTITIONS:]
     return {
-        "generate": ([db], f"{root}/in/0"),
+        "generate": (url_files, f"{root}/in/0"),
         "crawl": ([f"{root}/in/{LAYER}"], f"{root}/doc/{LAYER}"),
         "parse": ([f"{root}/doc/{LAYER}"], f"{root}/out/{LAYER}"),
         "dbbatch": ([f"{root}/in/{LAYER}", f"{root}/doc/{LAYER}", f"{root}/out/{LAYER}"], f"{root}/dbbatch/{LAYER}"),
-        "dbupdate": ([db], f"{root}/db/gen-000001"),
-        "optimize": ([db], f"{root}/in/{LAYER + 1}"),
-        "merge": ([f"{root}/doc/{n}" for n in layers], f"{root}/doc/merged"),
+        "dedup": (digest_files, f"{root}/dup/{LAYER}"),
+        "dbupdate": (db_files, f"{root}/db/gen-000001"),
+        "optimize": (url_files, f"{root}/in/{LAYER + 1}"),
+        "merge": ([f"{root}/doc/{n}" for n in layers] + [f"{root}/dup/{n}" for n in layers], f"{root}/doc/merged"),
         "xml": ([f"{root}/doc/merged"], f"{root}/xml/{STARTED_AT}"),
     }
 
@@ -261,20 +266,24 @@ def check_streaming_step(name, job, options, wrapper, task_python, root, output_
     assert "mrcrawl.zip" in files and script in files and wrapper_name in files
     assert "export PYTHONPATH=$__mrjob_PWD/mrcrawl.zip:$PYTHONPATH" in wrapper
     task = f"{wrapper_name} {task_python} {script} --step-num=0"
+    task_args = ""
     if isinstance(job, CrawlJobOptions):
         # The crawl's config is shipped from the store; tasks open their copy.
         assert files["config.json"] == f"{root}/config.json"
         task_args = f"--crawl-config config.json --layer {job.options.layer}"
-        if isinstance(job, DbJobOptions):
-            task_args = f"{task_args} --db-partitions {DB_PARTITIONS} --run {RUN}"
-            # The seeds and the batch are shipped from the store as well.
-            for kind, parts in (("seeds", job.options.seeds_part), ("batch", job.options.batch_part)):
-                for part in parts:
-                    assert files[Path(part).name] == part
-                    task_args += f" --{kind}-part {Path(part).name}"
     else:
         assert "config.json" not in files
-        task_args = ""
+    if isinstance(job, DbJobOptions):
+        task_args = f"{task_args} --db-partitions {DB_PARTITIONS} --run {RUN}"
+        # The seeds, the batch and the duplicates are shipped from the store as well.
+        shipped = (("seeds", job.options.seeds_part), ("batch", job.options.batch_part),
+                   ("duplicates", job.options.duplicates_part))
+        # Part files of two stores share a name: mrjob ships each under a name of its own.
+        name_of = {uri: name for name, uri in files.items()}
+        for kind, parts in shipped:
+            for part in parts:
+                assert part in name_of
+                task_args += f" --{kind}-part {name_of[part]}"
 
     conf = jobconf(options["-D"])
     assert_task_command(options["-mapper"][0], f"{task} --mapper", task_args)

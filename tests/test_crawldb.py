@@ -1,11 +1,12 @@
 """The crawl db's update, run by real mrjob runners on a real crawl's stores.
 
-A crawl of the test web gives frontier, doc and out stores; DbBatch and
-DbMerge fold them into a partitioned db, layer after layer, as the driver
-does.  What must hold: every partition file is sorted and holds only its
-partition's URLs, one record per URL ever seen; a record the batch does not
-touch is copied byte for byte; each record says what its last request gave;
-and the db the driver kept during the crawl is the one replayed here.
+A crawl of the test web gives frontier, doc and out stores; DbBatch,
+Duplicates and DbMerge fold them into a partitioned db, layer after layer,
+as the driver does.  What must hold: every partition file is sorted and
+holds only its partition's URLs (or digests), one record per URL ever seen
+and one per payload digest fetched; a record the batch does not touch is
+copied byte for byte; each record says what its last request gave; and the
+db the driver kept during the crawl is the one replayed here.
 """
 from __future__ import annotations
 
@@ -21,8 +22,19 @@ import pytest
 from crawl_support import crawl, layer_docs, read_records, write_inputs
 from jobs.db_batch import MRDbBatch
 from jobs.db_merge import MRDbMerge
+from jobs.duplicates import MRDuplicates
 from mrcrawl.frontier import crawldb
-from mrcrawl.frontier.crawldb import CrawlDb, create_db, key_bytes, merge_partition, partition_of, partition_path, read_db
+from mrcrawl.mr.jobconf import CrawlJobOptions
+from mrcrawl.frontier.crawldb import (
+    CrawlDb,
+    create_db,
+    digest_partition_of,
+    key_bytes,
+    merge_partition,
+    partition_of,
+    partition_path,
+    read_db,
+)
 from mrcrawl.store.crawl_reader import read_part
 from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.protocols import Utf8JsonProtocol
@@ -47,7 +59,9 @@ def crawled(tmp_path_factory) -> Path:
 
 def run_job(job_class, runner: str, crawl_dir: Path, layer: int, inputs: list[Path], output, *extra: str) -> None:
     args = ["-r", runner, "--output-dir", str(output), "--db-partitions", str(PARTITIONS), "--run", RUN,
-            "--crawl-config", str(crawl_dir / "config.json"), "--layer", str(layer), *extra, *map(str, inputs)]
+            *extra, *map(str, inputs)]
+    if issubclass(job_class, CrawlJobOptions):
+        args += ["--crawl-config", str(crawl_dir / "config.json"), "--layer", str(layer)]
     with job_class(args=args).make_runner() as job_runner:
         job_runner.run()
 
@@ -62,22 +76,40 @@ def parts(directory: Path) -> list[Path]:
 
 
 def update(db: Path, crawl_dir: Path, layer: int, runner: str, scratch: Path) -> Path:
-    """One layer's update of the db, as the driver runs it: DbBatch, DbMerge, commit."""
-    batch = scratch / f"batch-{layer}"
+    """One layer's update of the db, as the driver runs it: DbBatch, Duplicates, DbMerge, commit."""
+    batch, duplicates = scratch / f"batch-{layer}", scratch / f"dup-{layer}"
     layer_stores = [crawl_dir / store / str(layer) for store in ("in", "doc", "out")]
     run_job(MRDbBatch, runner, crawl_dir, layer, [part for store in layer_stores for part in parts(store)], batch)
     batch_parts = [arg for part in parts(batch) for arg in ("--batch-part", str(part))]
     crawl_db = CrawlDb(CrawlStore(db))
-    run_job(MRDbMerge, runner, crawl_dir, layer, parts(Path(crawl_db.current_dir())), crawl_db.next_dir(), *batch_parts)
+    run_job(MRDuplicates, runner, crawl_dir, layer, crawl_db.digest_files(), duplicates, *batch_parts)
+    duplicate_parts = [arg for part in parts(duplicates) for arg in ("--duplicates-part", str(part))]
+    run_job(MRDbMerge, runner, crawl_dir, layer, crawl_db.files(), crawl_db.next_dir(), *batch_parts, *duplicate_parts)
     crawl_db.commit(f"{RUN} dbupdate/{layer}")
     return db
 
 
-def partition_lines(db: Path) -> dict[int, list[bytes]]:
-    files = parts(partition_path(db, 0).parent)
-    partitions = len(files)
-    assert [part.name for part in files] == [f"part-{n:05d}" for n in range(partitions)]
-    return {n: part.read_bytes().splitlines() for n, part in enumerate(files)}
+def partition_lines(db: Path, digests: bool = False) -> dict[int, list[bytes]]:
+    """The lines of each URL partition file (or each digest partition file)."""
+    crawl_db = CrawlDb(CrawlStore(db))
+    files = parts(Path(crawl_db.current_dir()))
+    assert [part.name for part in files] == [f"part-{n:05d}" for n in range(2 * crawl_db.partitions)]
+    chosen = crawl_db.digest_files() if digests else crawl_db.partition_files()
+    return {n: Path(part).read_bytes().splitlines() for n, part in enumerate(chosen)}
+
+
+def check_digests(db: Path) -> dict[str, dict]:
+    """The digest index's originals by digest, after checking its layout."""
+    originals = {}
+    lines_of = partition_lines(db, digests=True)
+    for partition, lines in lines_of.items():
+        keys = [line.split(b"\t", 1)[0] for line in lines]
+        assert keys == sorted(keys), f"digest partition {partition} is not sorted"
+        for line in lines:
+            digest, original = json.loads(line.split(b"\t", 1)[0]), json.loads(line.split(b"\t", 1)[1])
+            assert digest not in originals and digest_partition_of(digest, len(lines_of)) == partition
+            originals[digest] = original
+    return originals
 
 
 def check_db(db: Path) -> dict[str, dict]:
@@ -123,6 +155,11 @@ def test_layers_fold_into_a_sorted_partitioned_db(crawled, runner, tmp_path):
                 assert record["due_at"] > RUN and record["hub"] is not None
             if doc["url"] != doc["requested_url"]:
                 assert records[doc["requested_url"]]["status"] == REDIRECT
+    # Each payload fetched has one original: a URL fetched with it.
+    fetched = {(record["digest"], url) for url, record in records.items() if record["digest"]}
+    originals = check_digests(db)
+    assert set(originals) == {digest for digest, _ in fetched}
+    assert all((digest, original["url"]) in fetched for digest, original in originals.items())
     # Links of the last layer are known and not yet fetched.
     assert any(record["status"] == UNFETCHED and record["first_layer"] == DEPTH for record in records.values())
     # The seeds are marked, and hubs by their pages: the test web's home pages are seeds.

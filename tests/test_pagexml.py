@@ -19,7 +19,7 @@ from mrcrawl.page.charset_labels import codec_for_label
 from mrcrawl.page.html import parse_html
 from mrcrawl.page.text import description, headline, keywords, main_text, normalise_date, published
 from mrcrawl.store.records import FETCHED, encode_body, new_doc
-from mrcrawl.testweb import expected_layers_for_config
+from mrcrawl.testweb import expected_duplicates, expected_layers_for_config
 from test_charset import NEWS, OTHER_LEGACY_NEWS, news_page
 
 URL = "http://127.0.0.3:8080/story.html"
@@ -485,7 +485,11 @@ def test_xml_of_a_crawl_matches_the_test_web(web_server, tmp_path):
     layer_of = {url: layer for layer, records in enumerate(expected)
                 for _, outcome, url in records if outcome == FETCHED}
     merged = {url: doc for url, doc in read_records(output / "doc" / "merged")}
-    indexable = {url for url, doc in merged.items() if doc["outcome"] == FETCHED and doc["meta_index"]}
+    # A page whose payload another URL's page had first is a duplicate, and gets no line.
+    duplicates = expected_duplicates(web, expected, config["max_page_bytes"])
+    assert duplicates and {url: doc["duplicate_of"] for url, doc in merged.items() if doc["duplicate_of"]} == duplicates
+    indexable = {url for url, doc in merged.items()
+                 if doc["outcome"] == FETCHED and doc["meta_index"] and url not in duplicates}
     assert any(not doc["meta_index"] for doc in merged.values() if doc["outcome"] == FETCHED)  # noindex pages: no line
 
     (xml_dir,) = (output / "xml").iterdir()

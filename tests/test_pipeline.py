@@ -17,7 +17,7 @@ from crawl_support import (
 from mrcrawl.driver import EXIT_NOTHING_FETCHED
 from mrcrawl.page.charset import decode_page
 from mrcrawl.store.records import FETCHED, REDIRECT, REDIRECT_TARGET
-from mrcrawl.testweb import expected_layers_for_config
+from mrcrawl.testweb import expected_duplicates, expected_layers_for_config
 
 
 @pytest.mark.parametrize("runner", ["inline", "local"])
@@ -109,7 +109,11 @@ def test_stores_of_a_depth_3_crawl(web_server, tmp_path):
     lines = []
     for part in sorted(xml_dirs[0].glob("part-*")):
         lines += part.read_text(encoding="utf-8").splitlines()
-    indexable = {key for key, doc in merged if doc["outcome"] == FETCHED and doc["meta_index"]}
+    # A page whose payload another URL's page had first is that URL's duplicate, and gets no XML.
+    duplicates = expected_duplicates(web, expected_layers_for_config(web, config, web_server.seeds, depth=3),
+                                     config["max_page_bytes"])
+    assert {key: doc["duplicate_of"] for key, doc in merged if doc["duplicate_of"]} == duplicates
+    indexable = {key for key, doc in merged if doc["outcome"] == FETCHED and doc["meta_index"]} - set(duplicates)
     assert {line.split("\t", 1)[0] for line in lines} == indexable
     assert len(lines) == len(indexable)
     for line in lines:

@@ -33,6 +33,7 @@ from mrcrawl.frontier.crawldb import create_db, key_bytes, partition_of, partiti
 from mrcrawl.frontier.db_update import (
     RevisitPolicy,
     apply_update,
+    fetch_part,
     fold,
     parse_time,
     updates_from_doc,
@@ -128,7 +129,7 @@ def stored_record(url: str, run: str, policy: RevisitPolicy) -> dict:
     doc, out = fetched_article(url, 0, STORED_BODY_BYTES, [])
     doc["fetched_at"] = run
     entry = new_frontier_entry(1, False, ARTICLE_HOPS, None)  # of the entry, the db keeps the hops
-    updates = chain(updates_from_entry(url, entry, LAYER), updates_from_doc(doc), updates_from_out(out, url))
+    updates = chain(updates_from_entry(url, entry, LAYER), updates_from_doc(doc, fetch_part(doc)), updates_from_out(out, url))
     return apply_update(None, url, fold(update for _, update in updates), run, LAYER, policy)
 
 

@@ -1,33 +1,47 @@
 """The crawl db on disk, and its update: a sort-merge that sorts only the batch.
 
 A db directory holds one record per URL ever discovered (store/records.py's
-db record), in P partition files, and `db.json`:
+db record) in P URL partition files, a digest index in P digest partition
+files, and `db.json`:
 
     DB/db.json                 {"format", "partitions": P, "generation": G, "applied": ...}
-    DB/gen-<G>/part-00000 ..   the db as it is: P partition files
+    DB/gen-<G>/part-00000 ..   the URL partitions 0 .. P-1
+    DB/gen-<G>/part-<P> ..     the digest partitions 0 .. P-1, as files P .. 2P-1
     DB/.lock                   held by the run that works on the db
 
-A URL lives in the partition of a hash of its host, so a host's URLs stay
-together, as IRLbot's DRUM buckets keep them.  Each partition file is
-sorted by the bytes of its keys, the URLs as the store's protocol encodes
-them.  An update writes generation G+1 beside G; rewriting db.json (one
-small file, replaced whole) is what commits it, so a run that dies midway
-leaves the db as it was.  `applied` names the last update committed, so a
-resumed run knows whether the update it was running got that far.
+A URL lives in the URL partition of a hash of its host, so a host's URLs
+stay together, as IRLbot's DRUM buckets keep them.  The digest index maps
+each payload digest a fetch has shown to its original, the first URL fetched
+with it (records.DIGEST_FIELDS); a digest lives in the digest partition of a
+hash of itself.  Each partition file is sorted by the bytes of its keys, the
+URLs or digests as the store's protocol encodes them.  An update writes
+generation G+1 beside G; rewriting db.json (one small file, replaced whole)
+is what commits it, so a run that dies midway leaves the db as it was.
+`applied` names the last update committed, so a resumed run knows whether
+the update it was running got that far.
 
-An update is DRUM's check+update, done as two jobs:
-1. DbBatch folds a layer's doc and out records into one update per URL and
-   keys each with its partition: `"<partition> <url>"`.  Only this batch is
+An update is DRUM's check+update, done as three jobs:
+1. DbBatch folds a layer's frontier, doc and out records into one update per
+   URL, keyed with its partition: `"<partition> <url>"`; and the payload
+   digests the layer fetched into one claim per digest, keyed
+   `"#<digest partition> <digest>"` (frontier/dedup.py).  Only this batch is
    shuffled and sorted, never the db.
-2. DbMerge is map-only and reads each partition file whole (one task per
-   partition).  A task takes its partition's updates from the batch (a raw
+2. Duplicates (map-only, one task per digest partition file, read whole)
+   looks the batch's digests up in the index and writes which fetched URLs
+   duplicate another's payload: the duplicate store.  It writes nothing
+   into the db.
+3. DbMerge (map-only, one task per partition file of either kind, read
+   whole).  A task takes its partition's updates from the batch (a raw
    prefix test per line, no decoding), sorts them in memory (one partition
    of one batch, never the db), and merges them into the partition in one
-   sequential pass.  A record the batch does not touch is copied as the
-   bytes it was, undecoded.
+   sequential pass: URL updates, with the duplicates of its URLs, into a
+   URL partition; claims into a digest partition, deciding each digest's
+   original exactly as Duplicates did.  A record the batch does not touch
+   is copied as the bytes it was, undecoded.
 
 Nutch's updatedb instead maps every record of the old CrawlDb and sorts them
-all again at every update; the benchmark's db-update scenario measures both.
+all again at every update, and its dedup job sorts the whole CrawlDb again
+by signature; the benchmark's db-update scenario measures the first.
 """
 from __future__ import annotations
 
@@ -41,7 +55,7 @@ from mrcrawl.store.crawl_reader import read_part
 from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.protocols import Utf8JsonProtocol
 
-DB_FORMAT = 1
+DB_FORMAT = 2  # 2: with the digest index
 DB_META = "db.json"
 DB_LOCK = ".lock"
 DEFAULT_PARTITIONS = 16
@@ -57,6 +71,12 @@ def partition_of(url: str, partitions: int) -> int:
     return int.from_bytes(digest, "big") % partitions
 
 
+def digest_partition_of(digest: str, partitions: int) -> int:
+    """The digest partition that holds `digest` (a stable hash, as partition_of)."""
+    hashed = hashlib.blake2b(digest.encode("ascii"), digest_size=8).digest()
+    return int.from_bytes(hashed, "big") % partitions
+
+
 def batch_key(url: str, partitions: int) -> str:
     """The key of a URL's update in the batch: its partition, then the URL."""
     return f"{partition_of(url, partitions):0{PARTITION_DIGITS}d} {url}"
@@ -68,12 +88,33 @@ def batch_prefix(partition: int) -> bytes:
     return f'"{partition:0{PARTITION_DIGITS}d} '.encode("ascii")
 
 
+def claim_key(digest: str, partitions: int) -> str:
+    """The key of a digest's claim in the batch: `#`, its digest partition, then the digest."""
+    return f"#{digest_partition_of(digest, partitions):0{PARTITION_DIGITS}d} {digest}"
+
+
+def is_claim_key(key: str) -> bool:
+    return key.startswith("#")
+
+
+def claim_prefix(digest_partition: int) -> bytes:
+    """How every batch line of a digest partition's claims starts (see batch_prefix)."""
+    return f'"#{digest_partition:0{PARTITION_DIGITS}d} '.encode("ascii")
+
+
 def partition_number(part_file: str) -> int:
     """The partition a db part file holds, from its name (`.../part-00007` -> 7)."""
     return int(str(part_file).rsplit("/", 1)[-1].removeprefix("part-"))
 
 
+def digest_partition_number(part_file: str, partitions: int) -> int | None:
+    """The digest partition a db part file holds, or None for a URL partition's file."""
+    number = partition_number(part_file)
+    return number - partitions if number >= partitions else None
+
+
 def url_of_batch_key(key: str) -> str:
+    """The URL of an update's batch key, or the digest of a claim's."""
     return key.split(" ", 1)[1]
 
 
@@ -83,18 +124,39 @@ def key_bytes(url: str) -> bytes:
 
 
 def partition_updates(batch_lines: Iterable[bytes], partition: int) -> list[tuple[bytes, str, dict]]:
-    """This partition's updates, as (the URL's key bytes in the db, URL, update),
-    sorted as the partition file is.  The other partitions' lines are skipped
-    on their first bytes, without decoding."""
-    prefix = batch_prefix(partition)
+    """This URL partition's updates, as (the URL's key bytes in the db, URL,
+    update), sorted as the partition file is.  The other partitions' lines
+    are skipped on their first bytes, without decoding."""
+    return _sorted_updates(batch_lines, batch_prefix(partition))
+
+
+def digest_claims(batch_lines: Iterable[bytes], digest_partition: int) -> list[tuple[bytes, str, dict]]:
+    """This digest partition's claims, as (the digest's key bytes in the db,
+    digest, claim), sorted as the partition file is."""
+    return _sorted_updates(batch_lines, claim_prefix(digest_partition))
+
+
+def _sorted_updates(batch_lines: Iterable[bytes], prefix: bytes) -> list[tuple[bytes, str, dict]]:
     updates = []
     for line in batch_lines:
         if line.startswith(prefix):
             key, update = _lines.read(line.rstrip(b"\r\n"))
-            url = url_of_batch_key(key)
-            updates.append((key_bytes(url), url, update))
+            stored_key = url_of_batch_key(key)
+            updates.append((key_bytes(stored_key), stored_key, update))
     updates.sort(key=lambda item: item[0])
     return updates
+
+
+def partition_duplicates(duplicate_lines: Iterable[bytes], partition: int, partitions: int) -> dict[str, dict]:
+    """The duplicate records (by URL) of this URL partition's URLs: a layer's
+    duplicates are few beside its fetches, so each line is decoded."""
+    found = {}
+    for line in duplicate_lines:
+        if line.strip():
+            url, duplicate = _lines.read(line.rstrip(b"\r\n"))
+            if partition_of(url, partitions) == partition:
+                found[url] = duplicate
+    return found
 
 
 def join_sorted(stored_lines: Iterable[bytes], items: list[tuple]) -> Iterator[tuple[bytes | None, tuple | None]]:
@@ -141,7 +203,7 @@ def merge_partition(stored: BinaryIO, updates: list[tuple[bytes, str, dict]], ap
     next_update = next(pending, None)
     for block in _blocks(stored):
         position = 0
-        last_key = block[block.rfind(b"\n", 0, len(block) - 1) + 1:].split(b"\t", 1)[0]
+        last_key = _last_key(block)
         while next_update is not None and next_update[0] <= last_key:
             key, url, update = next_update
             start = _first_line_from(block, position, key)
@@ -163,6 +225,33 @@ def merge_partition(stored: BinaryIO, updates: list[tuple[bytes, str, dict]], ap
         next_update = next(pending, None)
 
 
+def find_sorted(stored: BinaryIO, items: list[tuple]) -> Iterator[tuple[tuple, dict | None]]:
+    """Each of `items` with the stored record of its key, or None.
+
+    `stored` is a partition file; `items` are tuples sorted by their first
+    element, a key as key_bytes() gives it, one item per key.  The file is
+    read once in blocks, as merge_partition reads it, each item's line found
+    by binary search, and only the lines found are decoded.
+    """
+    pending = iter(items)
+    item = next(pending, None)
+    for block in _blocks(stored):
+        if item is None:
+            return
+        position = 0
+        last_key = _last_key(block)
+        while item is not None and item[0] <= last_key:
+            start = _first_line_from(block, position, item[0])
+            line = block[start:block.index(b"\n", start)]
+            found = line.split(b"\t", 1)[0] == item[0]
+            yield item, _lines.read(line)[1] if found else None
+            position = start
+            item = next(pending, None)
+    while item is not None:  # beyond the partition's last key
+        yield item, None
+        item = next(pending, None)
+
+
 MERGE_BLOCK_BYTES = 4 * 1024 * 1024
 
 
@@ -177,6 +266,11 @@ def _blocks(stored: BinaryIO) -> Iterator[bytes]:
             if not block.endswith(b"\n"):
                 block += b"\n"  # the file's last line had none
         yield block
+
+
+def _last_key(block: bytes) -> bytes:
+    """The key of a block's last line (a block ends with a newline)."""
+    return block[block.rfind(b"\n", 0, len(block) - 1) + 1:].split(b"\t", 1)[0]
 
 
 def _first_line_from(stored: bytes, start: int, key: bytes) -> int:
@@ -215,9 +309,9 @@ class CrawlDb:
         self._meta: dict | None = None
 
     def create(self, partitions: int = DEFAULT_PARTITIONS) -> None:
-        """An empty db: generation 0 of `partitions` empty partition files."""
+        """An empty db: generation 0 of `partitions` empty URL partition files and as many digest partition files."""
         self.store.make_root()
-        for partition in range(partitions):
+        for partition in range(2 * partitions):
             self.store.write_text(self.store.part_file(self.generation_dir(0), partition), "")
         self._write_meta({"format": DB_FORMAT, "partitions": partitions, "generation": 0, "applied": None})
 
@@ -233,9 +327,17 @@ class CrawlDb:
         return self.meta()["partitions"]
 
     def partition_files(self) -> list:
-        """The current generation's partition files, in partition order."""
+        """The current generation's URL partition files, in partition order."""
+        return self.files()[:self.partitions]
+
+    def digest_files(self) -> list:
+        """The current generation's digest partition files, in partition order."""
+        return self.files()[self.partitions:]
+
+    def files(self) -> list:
+        """Every partition file of the current generation: the URL partitions, then the digest partitions."""
         current = self.current_dir()
-        return [self.store.part_file(current, partition) for partition in range(self.partitions)]
+        return [self.store.part_file(current, number) for number in range(2 * self.partitions)]
 
     def _read_meta(self) -> dict:
         """db.json, after checking that it describes a db whose files are all there."""
@@ -255,7 +357,7 @@ class CrawlDb:
                 or not all(isinstance(meta.get(key), int) for key in ("partitions", "generation"))):
             raise NoCrawlDb(f"{self.meta_path}: not a crawl db of format {DB_FORMAT}")
         present = {Path(str(part)).name for part in self.store.parts(self.generation_dir(meta["generation"]))}
-        missing = [n for n in range(meta["partitions"]) if f"part-{n:05d}" not in present]
+        missing = [n for n in range(2 * meta["partitions"]) if f"part-{n:05d}" not in present]
         if missing:
             raise NoCrawlDb(f"{self.generation_dir(meta['generation'])}: partition file part-{missing[0]:05d} is missing")
         return meta

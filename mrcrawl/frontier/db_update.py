@@ -1,15 +1,17 @@
 """What a layer tells the crawl db: updates from its frontier, doc and out
 records, and how a db record takes one (the revisit policy).
 
-An update is a dict with up to three parts:
+An update is a dict with up to four parts:
 - "seen": the URL was requested, or linked, on this run:
   {"layer", "hops", "seed"};
 - "fetch": how its request ended: the doc record's fields the db keeps;
-- "page": what the Parser judged of the fetched page: {"signature", "hub"}.
-DbBatch's mapper makes them (updates_from_entry, updates_from_doc,
-updates_from_out), its combiner and reducer fold a URL's updates into one
-(fold), and DbMerge's apply_update() writes the folded update into the
-URL's db record.  apply_update() is also the cycle filter: a URL linked on
+- "page": what the Parser judged of the fetched page: {"signature", "hub"};
+- "duplicate": its payload is another URL's (a duplicate record, see
+  dedup.py), added by DbMerge from the Duplicates job's store.
+DbBatch's mapper makes the first three (updates_from_entry,
+updates_from_doc, updates_from_out), its combiner and reducer fold a URL's
+updates into one (fold), and DbMerge's apply_update() writes the folded
+update into the URL's db record.  apply_update() is also the cycle filter: a URL linked on
 this layer that the db has never fetched is queued for the next layer.
 """
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Iterable, Iterator
 from mrcrawl.page.urls import host_key
 from mrcrawl.store.records import (
     BLOCKED,
+    DUPLICATE,
     FAILED,
     FETCHED,
     GONE,
@@ -51,7 +54,8 @@ class RevisitPolicy:
     - Any other page (an article) first after `first_interval`; then, as in
       Nutch's AdaptiveFetchSchedule, sooner (x `shrink`) when its signature
       changed since the last fetch and later (x `grow`) when it did not or
-      the server said 304, within [min_interval, max_interval].
+      the server said 304, within [min_interval, max_interval].  A
+      duplicate (dedup.py) is revisited as the page it is, hub or article.
     - A transient failure (network, 5xx, 429, robots.txt unreachable) is
       retried after `retry_interval`, on at most `retry_runs` runs in a row;
       then the URL is gone.  A 404 or 410 is gone at once.  A gone,
@@ -105,7 +109,8 @@ def _header(doc: dict, name: str) -> str | None:
     return None
 
 
-def _fetch_part(doc: dict) -> dict:
+def fetch_part(doc: dict) -> dict:
+    """What the db keeps of how a doc record's request ended: its update's "fetch" part."""
     body = response_body(doc) if doc["outcome"] in (FETCHED, NOT_HTML) else None
     return {
         "outcome": doc["outcome"],
@@ -124,17 +129,19 @@ def updates_from_entry(url: str, entry: dict, layer: int) -> Iterator[tuple[str,
     yield url, {"seen": {"layer": layer, "hops": entry["hops"], "seed": entry["seed"]}}
 
 
-def updates_from_doc(doc: dict) -> Iterator[tuple[str, dict]]:
+def updates_from_doc(doc: dict, fetch: dict) -> Iterator[tuple[str, dict]]:
     """(URL, update) for the URLs one doc record attempted: the requested URL,
-    and the final URL when a same-host redirect was followed to it."""
+    and the final URL when a same-host redirect was followed to it.  `fetch`
+    is fetch_part(doc), made once for these updates and the doc's claims
+    (dedup.claims_from_doc)."""
     seen = {"layer": doc["layer"], "hops": doc.get("hops"), "seed": False}
     if doc["url"] != doc["requested_url"]:
         hop = {"outcome": REDIRECT, "status": None, "fetched_at": doc["fetched_at"], "error": None,
                "redirect_to": doc["url"], "last_modified": None, "etag": None, "digest": None}
         yield doc["requested_url"], {"fetch": hop}
-        yield doc["url"], {"seen": seen, "fetch": _fetch_part(doc)}
+        yield doc["url"], {"seen": seen, "fetch": fetch}
     else:
-        yield doc["url"], {"fetch": _fetch_part(doc)}
+        yield doc["url"], {"fetch": fetch}
 
 
 def updates_from_out(out: dict, url: str) -> Iterator[tuple[str, dict]]:
@@ -172,7 +179,8 @@ def fold(updates: Iterable[dict]) -> dict:
     return folded
 
 
-def _transient(fetch: dict) -> bool:
+def is_transient(fetch: dict) -> bool:
+    """Whether a fetch part ended in a failure that a later run retries."""
     status = fetch["status"]
     if fetch["outcome"] == NETWORK_ERROR:
         return True
@@ -197,14 +205,15 @@ def apply_update(record: dict | None, url: str, update: dict, run: str, layer: i
             record["seed"] = seen["seed"]
     fetch = update.get("fetch")
     if fetch:
-        _take_fetch(record, fetch, update.get("page"), parse_time(run), policy)
+        _take_fetch(record, fetch, update.get("page"), update.get("duplicate"), parse_time(run), policy)
     elif seen and seen["layer"] == layer + 1 and record["status"] == UNFETCHED:
         # The cycle filter: linked on this layer, and never fetched on any run.
         record["queued"] = queue_mark(run, layer + 1)
     return record
 
 
-def _take_fetch(record: dict, fetch: dict, page: dict | None, run_start: datetime, policy: RevisitPolicy) -> None:
+def _take_fetch(record: dict, fetch: dict, page: dict | None, duplicate: dict | None, run_start: datetime,
+                policy: RevisitPolicy) -> None:
     record["fetched_at"] = fetch["fetched_at"]
     record["queued"] = None
     if fetch["status"] is not None:
@@ -213,7 +222,7 @@ def _take_fetch(record: dict, fetch: dict, page: dict | None, run_start: datetim
     if page is not None:
         record["hub"] = page["hub"] or record["seed"]
     hub = bool(record["hub"] or record["seed"])
-    if _transient(fetch):
+    if is_transient(fetch):
         record["failures"] += 1
         if record["failures"] > policy.retry_runs:
             record["status"], interval = GONE, policy.max_interval
@@ -225,15 +234,17 @@ def _take_fetch(record: dict, fetch: dict, page: dict | None, run_start: datetim
     record["failures"] = 0
     interval = record["interval"] or policy.first_interval
     if fetch["outcome"] == NOT_MODIFIED:
-        record["status"] = NOT_MODIFIED
+        # The earlier fetch stands, and so does what it was: a duplicate stays one.
+        record["status"] = DUPLICATE if record["duplicate_of"] else NOT_MODIFIED
         interval = policy.hub_interval if hub else _bounded(interval * policy.grow, policy)
     elif fetch["outcome"] in (FETCHED, NOT_HTML):
         # A page the Parser judged has a signature of its text; any other body, its digest.
         signature = page["signature"] if page is not None else fetch["digest"]
         first = record["signature"] is None
         changed = not first and signature != record["signature"]
-        record.update(status=FETCHED, last_modified=fetch["last_modified"], etag=fetch["etag"],
-                      digest=fetch["digest"], signature=signature, redirect_to=None, duplicate_of=None)
+        record.update(status=DUPLICATE if duplicate else FETCHED, last_modified=fetch["last_modified"],
+                      etag=fetch["etag"], digest=fetch["digest"], signature=signature, redirect_to=None,
+                      duplicate_of=duplicate["duplicate_of"] if duplicate else None)
         if first or changed:
             record["changed_at"] = fetch["fetched_at"]
         if hub:
@@ -243,14 +254,17 @@ def _take_fetch(record: dict, fetch: dict, page: dict | None, run_start: datetim
         else:
             interval = _bounded(interval * (policy.shrink if changed else policy.grow), policy)
     elif fetch["outcome"] == REDIRECT:
-        record.update(status=REDIRECT, redirect_to=fetch["redirect_to"])
+        record.update(status=REDIRECT, redirect_to=fetch["redirect_to"], duplicate_of=None)
         interval = policy.max_interval
     elif fetch["outcome"] == ROBOTS_DENIED:
-        record["status"], interval = ROBOTS_DENIED, policy.max_interval
+        record.update(status=ROBOTS_DENIED, duplicate_of=None)
+        interval = policy.max_interval
     elif fetch["outcome"] == BLOCKED:
-        record["status"], interval = BLOCKED, policy.max_interval
+        record.update(status=BLOCKED, duplicate_of=None)
+        interval = policy.max_interval
     else:  # 404, 410 and the other final HTTP errors
-        record["status"], interval = GONE, policy.max_interval
+        record.update(status=GONE, duplicate_of=None)
+        interval = policy.max_interval
     record["interval"] = interval
     record["due_at"] = iso_utc(run_start + timedelta(seconds=interval))
 

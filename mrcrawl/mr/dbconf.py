@@ -1,4 +1,4 @@
-"""What the crawl db's jobs are told: the db's partitions, the run, the batch, the seeds.
+"""What the crawl db's jobs are told: the db's partitions, the run, the batch, the duplicates, the seeds.
 
 Like CrawlJobOptions, a mixin that only calls methods of the MRJob it is
 mixed into.  The batch's and the seeds' part files are file options, so
@@ -13,7 +13,8 @@ from mrcrawl.frontier.crawldb import DEFAULT_PARTITIONS
 
 
 class DbJobOptions:
-    """Mix into an MRJob (before MRJob) for `--db-partitions`, `--run`, `--batch-part` and `--seeds-part`."""
+    """Mix into an MRJob (before MRJob) for `--db-partitions`, `--run`, `--batch-part`,
+    `--duplicates-part` and `--seeds-part`."""
 
     def configure_args(self):
         super().configure_args()
@@ -22,6 +23,8 @@ class DbJobOptions:
         self.add_passthru_arg("--run", help="the start of the run making this update, ISO 8601 UTC")
         self.add_file_arg("--batch-part", action="append", default=[],
                           help="a part file of the batch DbBatch wrote (repeat for each)")
+        self.add_file_arg("--duplicates-part", action="append", default=[],
+                          help="a part file of the duplicates the Duplicates job wrote (repeat for each)")
         self.add_file_arg("--seeds-part", action="append", default=[],
                           help="a part file of the run's seeds, one URL per line (repeat for each)")
 
@@ -32,6 +35,10 @@ class DbJobOptions:
     def batch_lines(self) -> Iterator[bytes]:
         """Every line of the batch, undecoded."""
         yield from self._lines_of(self.options.batch_part)
+
+    def duplicate_lines(self) -> Iterator[bytes]:
+        """Every line of the layer's duplicate store, undecoded."""
+        yield from self._lines_of(self.options.duplicates_part)
 
     def seed_urls(self) -> Iterator[str]:
         for line in self._lines_of(self.options.seeds_part):

@@ -31,6 +31,12 @@ order, as Common Crawl writes them:
   WARC-Payload-Digest (that fetch's payload, which the profile defines as
   this record's payload).  The earlier response's record ID is not known to
   the crawl db, so there is no WARC-Refers-To;
+- or, for a page whose payload repeats another URL's (the layer's dup store,
+  frontier/dedup.py), a `revisit` record with the identical-payload-digest
+  profile, as Common Crawl and Heritrix write for a payload seen before: the
+  response's status line and headers, no payload, the shared
+  WARC-Payload-Digest, and the original it repeats (WARC-Refers-To-Target-URI,
+  WARC-Refers-To-Date: that URL and its fetch with this payload);
 - `metadata` (fetched and redirect records only): `application/warc-fields`
   with the layer, the outcome, `redirect-from` when same-host redirects were
   followed, and one `outlink` field per link of the out record, in order.
@@ -46,6 +52,7 @@ store and are not archived.
 from __future__ import annotations
 
 import ipaddress
+import json
 import sqlite3
 import tempfile
 import uuid
@@ -63,11 +70,12 @@ from mrcrawl.config import CrawlConfig
 from mrcrawl.fetch.connection import known_for_request, request_headers, request_target
 from mrcrawl.page.urls import host_of
 from mrcrawl.store.crawl_reader import CrawlReader, fetch_key, read_part
-from mrcrawl.store.records import FETCHED, NOT_MODIFIED, REDIRECT, payload_digest, response_body
+from mrcrawl.store.records import FETCHED, NOT_HTML, NOT_MODIFIED, REDIRECT, payload_digest, response_body
 
 WARC_VERSION = "1.1"
 WARC_1_1_SPEC = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
 SERVER_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
+IDENTICAL_PAYLOAD_DIGEST = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
 # Fixed, so that one fetch gets the same record IDs on every export.
 RECORD_ID_NAMESPACE = uuid.UUID("5d0c6a0e-2f4b-4e8b-9a52-6d8b8f3c1e27")
 
@@ -79,16 +87,18 @@ def write_warc(crawl: CrawlReader, directory: Path) -> dict:
     with tempfile.TemporaryDirectory(prefix="mrcrawl-warc-") as scratch:
         for layer in crawl.layers:
             outlinks = LayerOutlinks(crawl, layer, Path(scratch) / f"out-{layer}.sqlite")
+            duplicates = LayerDuplicates(crawl, layer, Path(scratch) / f"dup-{layer}.sqlite")
             try:
                 for part in crawl.doc_parts(layer):
                     with WarcFile(directory / f"{crawl.file_prefix}-L{layer}-{part.name}.warc.gz", crawl, layer) as warc:
                         for _, doc in read_part(part):
                             if doc["status"] is not None:
-                                warc.write_fetch(doc, outlinks)
+                                warc.write_fetch(doc, outlinks, duplicates)
                     files += warc.opened
                     by_type.update(warc.by_type)
             finally:
                 outlinks.close()
+                duplicates.close()
     return {"files": files, "records": sum(by_type.values()), "by_type": dict(by_type)}
 
 
@@ -158,32 +168,51 @@ def software() -> str:
     return " ".join(names)
 
 
-class LayerOutlinks:
-    """A layer's out records, on local disk and looked up by fetch_key(): the
-    links of a large layer do not fit in memory, their count does."""
+class LayerTable:
+    """Text by key, on local disk: a layer's records looked up one at a time,
+    for a layer whose records do not fit in memory (their count does)."""
 
-    def __init__(self, crawl: CrawlReader, layer: int, path: Path):
-        self.complete = crawl.has_outlinks(layer)
+    def __init__(self, path: Path, rows):
         self.db = sqlite3.connect(path)
         self.db.execute("PRAGMA journal_mode = OFF")
         self.db.execute("PRAGMA synchronous = OFF")
-        self.db.execute("CREATE TABLE out (key TEXT PRIMARY KEY, outlinks TEXT NOT NULL) WITHOUT ROWID")
-        if self.complete:
-            with self.db:
-                self.db.executemany(
-                    "INSERT OR REPLACE INTO out VALUES (?, ?)",
-                    ((fetch_key(url, out["timestamp"]), "\n".join(out["outlinks"])) for url, out in crawl.out_records(layer)),
-                )
+        self.db.execute("CREATE TABLE rows (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+        with self.db:
+            self.db.executemany("INSERT OR REPLACE INTO rows VALUES (?, ?)", rows)
 
-    def get(self, url: str, fetched_at: str) -> list[str] | None:
-        """The record's outlinks; None when its layer was never parsed."""
-        row = self.db.execute("SELECT outlinks FROM out WHERE key = ?", (fetch_key(url, fetched_at),)).fetchone()
-        if row is None:
-            return None
-        return row[0].split("\n") if row[0] else []
+    def get(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM rows WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
 
     def close(self) -> None:
         self.db.close()
+
+
+class LayerOutlinks(LayerTable):
+    """A layer's out records' links, by fetch_key()."""
+
+    def __init__(self, crawl: CrawlReader, layer: int, path: Path):
+        self.complete = crawl.has_outlinks(layer)
+        records = crawl.out_records(layer) if self.complete else ()
+        super().__init__(path, ((fetch_key(url, out["timestamp"]), "\n".join(out["outlinks"])) for url, out in records))
+
+    def links(self, url: str, fetched_at: str) -> list[str] | None:
+        """The record's outlinks; None when its layer was never parsed."""
+        text = self.get(fetch_key(url, fetched_at))
+        if text is None:
+            return None
+        return text.split("\n") if text else []
+
+
+class LayerDuplicates(LayerTable):
+    """A layer's duplicate records (records.DUPLICATE_FIELDS), by URL."""
+
+    def __init__(self, crawl: CrawlReader, layer: int, path: Path):
+        super().__init__(path, ((url, json.dumps(duplicate)) for url, duplicate in crawl.duplicates(layer)))
+
+    def of(self, url: str) -> dict | None:
+        text = self.get(url)
+        return None if text is None else json.loads(text)
 
 
 class WarcFile:
@@ -238,7 +267,7 @@ class WarcFile:
             },
         ))
 
-    def write_fetch(self, doc: dict, outlinks: LayerOutlinks) -> None:
+    def write_fetch(self, doc: dict, outlinks: LayerOutlinks, duplicates: LayerDuplicates) -> None:
         """The request, response (or revisit) and (for pages and redirects)
         metadata records of one doc record."""
         if not self.opened:
@@ -266,20 +295,21 @@ class WarcFile:
             return
 
         body = response_body(doc)
-        response_headers = {"WARC-Type": "response", "WARC-Record-ID": ids["response"], **exchange,
-                            "WARC-Concurrent-To": ids["request"], "WARC-Payload-Digest": payload_digest(body)}
-        if doc["truncated"]:
-            response_headers["WARC-Truncated"] = "length"
-        self._write(self._writer.create_warc_record(
-            url, "response",
-            payload=BytesIO(body), length=len(body),
-            http_headers=StatusAndHeaders(status_line, archived_headers(doc["headers"] or [], len(body)), protocol),
-            warc_headers_dict=response_headers,
-        ))
+        http_headers = StatusAndHeaders(status_line, archived_headers(doc["headers"] or [], len(body)), protocol)
+        duplicate = duplicates.of(url) if doc["outcome"] in (FETCHED, NOT_HTML) else None
+        if duplicate is not None:
+            self._write_duplicate(doc, ids, exchange, http_headers, duplicate)
+        else:
+            response_headers = {"WARC-Type": "response", "WARC-Record-ID": ids["response"], **exchange,
+                                "WARC-Concurrent-To": ids["request"], "WARC-Payload-Digest": payload_digest(body)}
+            if doc["truncated"]:
+                response_headers["WARC-Truncated"] = "length"
+            self._write(self._writer.create_warc_record(url, "response", payload=BytesIO(body), length=len(body),
+                                                        http_headers=http_headers, warc_headers_dict=response_headers))
 
         if doc["outcome"] not in (FETCHED, REDIRECT):
             return
-        links = outlinks.get(url, fetched_at)
+        links = outlinks.links(url, fetched_at)
         if links is None:
             return  # the layer was never parsed: no outlinks to tell
         fields = [("layer", doc["layer"]), ("outcome", doc["outcome"])]
@@ -309,5 +339,20 @@ class WarcFile:
         # warcio's create_revisit_record insists on a digest and writes the
         # identical-payload-digest profile: a plain record of type revisit
         # takes these headers as they are.
+        self._write(self._writer.create_warc_record(doc["url"], "revisit", http_headers=http_headers,
+                                                    warc_headers_dict=warc_headers))
+
+    def _write_duplicate(self, doc: dict, ids: dict, exchange: dict, http_headers: StatusAndHeaders,
+                         duplicate: dict) -> None:
+        """A page whose payload repeats another URL's, in the response's place
+        and with its ID: the response's headers (as the response record would
+        hold them), no payload, and the original it repeats."""
+        warc_headers = {"WARC-Type": "revisit", "WARC-Record-ID": ids["response"], **exchange,
+                        "WARC-Concurrent-To": ids["request"], "WARC-Profile": IDENTICAL_PAYLOAD_DIGEST,
+                        "WARC-Refers-To-Target-URI": duplicate["duplicate_of"],
+                        "WARC-Refers-To-Date": warc_date(duplicate["original_fetched_at"]),
+                        "WARC-Payload-Digest": duplicate["digest"]}
+        if doc["truncated"]:
+            warc_headers["WARC-Truncated"] = "length"
         self._write(self._writer.create_warc_record(doc["url"], "revisit", http_headers=http_headers,
                                                     warc_headers_dict=warc_headers))

@@ -1,7 +1,7 @@
 """A crawl directory as the exports read it: its config, its layers, its part files.
 
-The exports (WARC, the Parquet page index) read the per-layer stores doc/<L>/
-and out/<L>/ one part file at a time, through this one reader.
+The exports (WARC, the Parquet page index) read the per-layer stores doc/<L>/,
+out/<L>/ and dup/<L>/ one part file at a time, through this one reader.
 """
 from __future__ import annotations
 
@@ -56,6 +56,12 @@ class CrawlReader:
 
     def out_records(self, layer: int) -> Iterator[tuple[str, dict]]:
         for part in self.store.parts(self.store.outlinks(layer)):
+            yield from read_part(part)
+
+    def duplicates(self, layer: int) -> Iterator[tuple[str, dict]]:
+        """(URL, duplicate record) of each page of the layer whose payload is
+        another URL's; none when the layer's db update has not run."""
+        for part in self.store.parts(self.store.duplicates(layer)):
             yield from read_part(part)
 
 

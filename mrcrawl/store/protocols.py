@@ -68,6 +68,11 @@ def decode_value(value: bytes):
     return _decode(value)
 
 
+def encode_value(value) -> bytes:
+    """A value as an UndecodedRecordProtocol line holds it."""
+    return _encode(value)
+
+
 class TextLineProtocol:
     """`key TAB text` with both written as they are: the XML store."""
 

@@ -55,6 +55,7 @@ DOC_FIELDS = (
     "http_version",  # e.g. "HTTP/1.1", for an exact status line in WARC export
     "reason",  # the status line's reason phrase
     "attempts",  # requests made for this URL, redirect hops and retries included
+    "duplicate_of",  # set by Merge: the URL whose payload this page repeats (the dup store), else None
 )
 
 
@@ -112,6 +113,33 @@ DB_FIELDS = (
     "hub",  # True for a page that leads to new URLs (home, section): revisited on every run
     "queued",  # "<run> <layer>": the frontier this run's cycle filter last put it in, or None
 )
+
+
+# The crawl db's digest index: key a payload digest, value the URL whose
+# fetched page first had that payload (its original) and when it was fetched.
+DIGEST_FIELDS = (
+    "url",  # the original: every other URL fetched with this payload is its duplicate
+    "fetched_at",  # when the original's page with this payload was fetched
+)
+
+# The duplicate store `dup/<L>`: key a URL fetched on layer L whose payload
+# is another URL's, value what it duplicates.
+DUPLICATE_FIELDS = (
+    "duplicate_of",  # the original's URL (DIGEST_FIELDS' url)
+    "original_fetched_at",  # the original's fetch time, which a WARC revisit record refers to
+    "digest",  # the payload digest both share
+)
+
+
+# How a duplicate record's stored value starts (new_duplicate's first field,
+# as the stores' compact JSON writes it): Merge tells one from a doc record
+# without decoding either.
+DUPLICATE_VALUE_START = b'{"duplicate_of":'
+
+
+def new_duplicate(original: dict, digest: str) -> dict:
+    """The duplicate record of a URL whose payload `digest` has the original `original` (DIGEST_FIELDS)."""
+    return {"duplicate_of": original["url"], "original_fetched_at": original["fetched_at"], "digest": digest}
 
 
 def new_db_record(url: str, host: str) -> dict:

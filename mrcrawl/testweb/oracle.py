@@ -128,6 +128,25 @@ def check_before_request(web: Web, url: str, rules: CrawlRules) -> str | None:
     return None
 
 
+def expected_duplicates(web: Web, layers: list[set[Record]], max_page_bytes: int | None = None) -> dict[str, str]:
+    """The pages of a crawl (expected_layers) whose payload another URL's
+    page had before them, each with that URL, its original: the first URL
+    fetched with the payload, on an earlier layer, or on the same layer the
+    shortest such URL, then the smallest.  A payload is the body served,
+    cut at max_page_bytes."""
+    originals: dict[bytes, str] = {}
+    duplicates: dict[str, str] = {}
+    for records in layers:
+        payloads: dict[bytes, set[str]] = {}
+        for _, outcome, url in records:
+            if outcome in ("fetched", "not_html"):
+                payloads.setdefault(web.page(url).body[:max_page_bytes], set()).add(url)
+        for payload, urls in payloads.items():
+            original = originals.setdefault(payload, min(urls, key=lambda url: (len(url), url)))
+            duplicates.update((url, original) for url in urls if url != original)
+    return duplicates
+
+
 def outcome_counts(layers: list[set[Record]]) -> dict[str, int]:
     """How many records of each outcome the layers hold (for reports and tests)."""
     counts: dict[str, int] = {}

@@ -267,7 +267,10 @@ def build_charsets(b: WebBuilder) -> None:
             if label == "gbk" and declared == "header":
                 # The path is UTF-8 percent-encoded whatever the page's charset.
                 links.append(Link("中文页.html", host.url("/text/gbk/%E4%B8%AD%E6%96%87%E9%A1%B5.html"), "中文页"))
+            # The variant is named in the page, so that no two variants have the
+            # same bytes: a crawler would take one for a duplicate of the other.
             b.add_html(url, "charset", text.title, text.paragraphs, links, lang=lang, charset=label,
+                       head=f"<!-- charset declared: {declared} -->\n",
                        declared=declared, meta_style="charset" if number % 2 else "http-equiv",
                        direction="rtl" if lang == "ar" else None,
                        note=f"{label} declared: {declared}")

@@ -1,0 +1,33 @@
+"""Crawl db, step 2, Duplicates (map only): which URLs fetched on this layer
+repeat another URL's payload.
+
+Map (one task per digest partition file of the db, read whole): take the
+partition's digest claims from the batch, sort them, and find each digest's
+original in the partition in one pass; write each claimant that is not the
+original, with what it duplicates (frontier/dedup.py).  The db is not
+written: DbMerge merges the same claims into the index, deciding the same
+originals.
+"""
+from mrjob.job import MRJob
+
+from mrcrawl.frontier.crawldb import digest_claims, digest_partition_number, find_sorted
+from mrcrawl.frontier.dedup import duplicates_of, resolve
+from mrcrawl.mr.dbconf import DbJobOptions
+from mrcrawl.mr.onewave import OneWaveJob
+from mrcrawl.store.protocols import Utf8JsonProtocol
+
+
+class MRDuplicates(OneWaveJob, DbJobOptions, MRJob):
+    OUTPUT_PROTOCOL = Utf8JsonProtocol
+
+    def mapper_raw(self, partition_path, partition_uri):
+        claims = digest_claims(self.batch_lines(), digest_partition_number(partition_uri, self.partitions))
+        with open(partition_path, "rb") as stored:
+            for (_, digest, claim), original in find_sorted(stored, claims):
+                for url, duplicate in duplicates_of(digest, resolve(original, claim), claim):
+                    self.increment_counter("duplicates", "urls")
+                    yield url, duplicate
+
+
+if __name__ == "__main__":
+    MRDuplicates.run()
