@@ -1,10 +1,12 @@
 """The db-update scenario: one layer's update of a large crawl db, done the
 crawler's way and Apache Nutch's way, timed at two db sizes.
 
-The crawler's way is two jobs: DbBatch sorts only the layer's updates, and
-DbMerge merges each partition file with its share in one sequential pass
-(frontier/crawldb.py).  Nutch's updatedb sorts the whole db with the updates
-at every update: jobs/db_resort.py does that, on the same inputs.  Both run
+The crawler's way is three jobs: DbBatch sorts only the layer's updates and
+digest claims, Duplicates looks the claims up in the digest index, and
+DbMerge merges each partition file, URL records and digest index alike,
+with its share in one sequential pass (frontier/crawldb.py).  Nutch's
+updatedb sorts the whole db with the updates at every update:
+jobs/db_resort.py does that, on the same inputs, digest index included.  Both run
 with `-r local`, each job in a process of its own (run_measured), and both
 must leave the same records, or the comparison would not be fair.
 
@@ -12,10 +14,12 @@ The db is news-like: many sites of `urls_per_host` articles each, every
 article fetched once on an earlier run.  It is written straight into sorted
 partition files, one host at a time, so a 10M-URL db is never in memory.
 Its records are what apply_update() makes of the updates DbBatch would have
-made of that fetch (frontier entry, doc record and out record).  The layer
-is a daily run's first: `fetches` articles the db holds, fetched again with
-new bodies (new digests and signatures), whose out records link `new_urls`
-articles of their own sites that the db has never seen.
+made of that fetch (frontier entry, doc record and out record).  The db's digest
+index holds every article's payload digest.  The layer is a daily run's
+first: `fetches` articles the db holds, fetched again with new bodies (new
+digests and signatures: each claims its new payload and releases its old
+one), whose out records link `new_urls` articles of their own sites that
+the db has never seen.
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ from pathlib import Path
 
 from mrcrawl.bench.scenarios import CORES, Measured, Sizes, bench_config, fetched_doc, row, run_measured
 from mrcrawl.config import load_config
-from mrcrawl.frontier.crawldb import create_db, key_bytes, partition_of, partition_path
+from mrcrawl.frontier.crawldb import CrawlDb, create_db, digest_partition_of, key_bytes, partition_of, partition_path
 from mrcrawl.frontier.db_update import (
     RevisitPolicy,
     apply_update,
@@ -42,7 +46,7 @@ from mrcrawl.frontier.db_update import (
 )
 from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.protocols import Utf8JsonProtocol
-from mrcrawl.store.records import LINKS_FROM_PAGE, iso_utc, new_frontier_entry, new_out, utc_now_iso
+from mrcrawl.store.records import LINKS_FROM_PAGE, iso_utc, new_frontier_entry, new_out, payload_digest, utc_now_iso
 
 LAYER = 0  # the run's first layer: the pages that were due
 ARTICLE_HOPS = 2  # seed (home page) -> section page -> article
@@ -134,29 +138,56 @@ def stored_record(url: str, run: str, policy: RevisitPolicy) -> dict:
 
 
 def write_db(directory: Path, news: NewsDb, run: str) -> None:
-    """The db as the crawler keeps it: partition files of sorted records."""
+    """The db as the crawler keeps it: partition files of sorted records, and
+    the digest index of their payloads."""
     create_db(directory, news.partitions)
     hosts_by_partition: list[list[int]] = [[] for _ in range(news.partitions)]
     for host in range(news.hosts):
         hosts_by_partition[partition_of(site_url(host), news.partitions)].append(host)
-    work = [(partition_path(directory, partition), news, hosts, run)
+    unsorted = directory / "digests-unsorted"
+    unsorted.mkdir()
+    work = [(partition_path(directory, partition), unsorted / str(partition), news, hosts, run)
             for partition, hosts in enumerate(hosts_by_partition)]
     # A record takes about 25 µs to make (the update's own functions make
     # it): four minutes for 10M on one core, so every core writes partitions.
     with Pool(CORES) as pool:
         for _ in pool.imap_unordered(_write_partition, work):
             pass
+        # Each URL partition's digests went to one file per digest partition; each is sorted now.
+        digest_files = CrawlDb(CrawlStore(directory)).digest_files()
+        work = [(Path(path), sorted(unsorted.glob(f"*/{number}"))) for number, path in enumerate(digest_files)]
+        for _ in pool.imap_unordered(_write_digest_partition, work):
+            pass
+    shutil.rmtree(unsorted)
 
 
-def _write_partition(work: tuple[Path, NewsDb, list[int], str]) -> None:
-    path, news, hosts, run = work
+def _write_partition(work: tuple[Path, Path, NewsDb, list[int], str]) -> None:
+    path, digests_dir, news, hosts, run = work
     policy = RevisitPolicy()
-    with open(path, "wb") as part:
-        # One site's URLs in memory at a time (see site_url).
-        for host in sorted(hosts, key=lambda host: key_bytes(site_url(host))):
-            urls = sorted((article_url(host, article) for article in range(news.stored_articles(host))),
-                          key=key_bytes)
-            part.writelines(_records.write(url, stored_record(url, run, policy)) + b"\n" for url in urls)
+    digests_dir.mkdir()
+    digest_files = [open(digests_dir / str(number), "wb") for number in range(news.partitions)]
+    try:
+        with open(path, "wb") as part:
+            # One site's URLs in memory at a time (see site_url).
+            for host in sorted(hosts, key=lambda host: key_bytes(site_url(host))):
+                urls = sorted((article_url(host, article) for article in range(news.stored_articles(host))),
+                              key=key_bytes)
+                for url in urls:
+                    record = stored_record(url, run, policy)
+                    part.write(_records.write(url, record) + b"\n")
+                    original = {"url": url, "fetched_at": record["fetched_at"]}
+                    digest_files[digest_partition_of(record["digest"], news.partitions)].write(
+                        _records.write(record["digest"], original) + b"\n")
+    finally:
+        for digest_file in digest_files:
+            digest_file.close()
+
+
+def _write_digest_partition(work: tuple[Path, list[Path]]) -> None:
+    path, pieces = work
+    lines = [line for piece in pieces for line in piece.read_bytes().splitlines()]
+    lines.sort(key=lambda line: line.split(b"\t", 1)[0])
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
 
 
 def write_config(crawl_dir: Path) -> Path:
@@ -182,6 +213,8 @@ def write_layer(crawl_dir: Path, news: NewsDb) -> list[Path]:
                 url = article_url(host, article)
                 links = [article_url(host, linked) for linked in new[index::len(fetched)]]
                 doc, out = fetched_article(url, 1, LAYER_BODY_BYTES, links)
+                # As the frontier entry gave it: the digest of the db's earlier fetch.
+                doc["known"] = {"digest": payload_digest(article_body(url, 0, STORED_BODY_BYTES))}
                 doc_lines.write(_records.write(url, doc) + b"\n")
                 out_lines.write(_records.write(url, out) + b"\n")
     return [doc_part, out_part]
@@ -201,11 +234,12 @@ def records_digest(part_files: list[Path]) -> tuple[int, str]:
     return count, f"{total % 2**64:016x}"
 
 
-def run_job(job: str, output: Path, news: NewsDb, config: Path, inputs: list[Path], *options: str) -> Measured:
-    """One db job, `-r local`, as tests/test_crawldb.py runs it."""
+def run_job(job: str, output: Path, news: NewsDb, config: Path | None, inputs: list[Path], *options: str) -> Measured:
+    """One db job, `-r local`, as tests/test_crawldb.py runs it (`config`:
+    None for a job that takes no crawl config)."""
+    crawl_args = ["--crawl-config", str(config), "--layer", str(LAYER)] if config else []
     return run_measured(["-m", f"jobs.{job}", "-r", "local", "--output-dir", str(output),
-                         "--db-partitions", str(news.partitions), "--crawl-config", str(config),
-                         "--layer", str(LAYER), *options, *map(str, inputs)])
+                         "--db-partitions", str(news.partitions), *crawl_args, *options, *map(str, inputs)])
 
 
 def parts(directory: Path) -> list[Path]:
@@ -221,23 +255,28 @@ def measure_size(news: NewsDb, directory: Path, say) -> list[dict]:
     say(f"db-update: writing a db of {news.urls:,} URLs on {news.hosts:,} hosts, {news.partitions} partitions")
     write_db(db, news, iso_utc(parse_time(run) - timedelta(days=DAYS_SINCE_LAST_FETCH)))
     layer = write_layer(crawl_dir, news)
-    db_parts = [partition_path(db, partition) for partition in range(news.partitions)]
+    crawl_db = CrawlDb(CrawlStore(db))
+    db_parts, digest_parts = [Path(part) for part in crawl_db.files()], [Path(part) for part in crawl_db.digest_files()]
 
-    say(f"db-update: {news.fetches:,} fetched and {news.new_urls:,} new URLs into {news.urls:,}: DbBatch + DbMerge")
+    say(f"db-update: {news.fetches:,} fetched and {news.new_urls:,} new URLs into {news.urls:,}: "
+        "DbBatch + Duplicates + DbMerge")
     batch = run_job("db_batch", directory / "batch", news, config, layer)
     batch_parts = [arg for part in parts(directory / "batch") for arg in ("--batch-part", str(part))]
-    merge = run_job("db_merge", directory / "merged", news, config, db_parts, "--run", run, *batch_parts)
+    dedup = run_job("duplicates", directory / "dup", news, None, digest_parts, "--run", run, *batch_parts)
+    dup_parts = [arg for part in parts(directory / "dup") for arg in ("--duplicates-part", str(part))]
+    merge = run_job("db_merge", directory / "merged", news, config, db_parts, "--run", run, *batch_parts, *dup_parts)
     merged = records_digest(parts(directory / "merged"))
     shutil.rmtree(directory / "merged")  # the re-sort needs disk for several copies of the db
 
-    say(f"db-update: the same update as a full re-sort of {news.urls:,} URLs")
+    say(f"db-update: the same update as a full re-sort of {news.urls:,} URLs and their digests")
     resort = run_job("db_resort", directory / "resorted", news, config, db_parts + layer, "--run", run)
     resorted = records_digest(parts(directory / "resorted"))
 
     common = {"urls": news.urls, "fetches": news.fetches, "new_urls": news.new_urls, "partitions": news.partitions,
               "same_records": merged == resorted}
-    return [row("db-update", "local", wall_s=batch.wall_s + merge.wall_s, cpu_s=batch.cpu_s + merge.cpu_s,
-                peak_rss_mb=max(batch.peak_rss_mb, merge.peak_rss_mb), batch_s=batch.wall_s,
+    ours = (batch, dedup, merge)
+    return [row("db-update", "local", wall_s=sum(job.wall_s for job in ours), cpu_s=sum(job.cpu_s for job in ours),
+                peak_rss_mb=max(job.peak_rss_mb for job in ours), batch_s=batch.wall_s, dedup_s=dedup.wall_s,
                 merge_s=merge.wall_s, records=merged[0], **common),
             row("db-update re-sort", "local", wall_s=resort.wall_s, cpu_s=resort.cpu_s,
                 peak_rss_mb=resort.peak_rss_mb, records=resorted[0], **common)]
