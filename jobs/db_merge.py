@@ -27,10 +27,11 @@ from mrcrawl.frontier.dedup import resolve
 from mrcrawl.mr.dbconf import DbJobOptions
 from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.mr.onewave import OneWaveJob
+from mrcrawl.mr.wholefile import WholeFileJob
 from mrcrawl.store.protocols import LineChunkProtocol
 
 
-class MRDbMerge(OneWaveJob, CrawlJobOptions, DbJobOptions, MRJob):
+class MRDbMerge(OneWaveJob, WholeFileJob, CrawlJobOptions, DbJobOptions, MRJob):
     OUTPUT_PROTOCOL = LineChunkProtocol
 
     def mapper_raw(self, partition_path, partition_uri):

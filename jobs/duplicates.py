@@ -14,10 +14,11 @@ from mrcrawl.frontier.crawldb import digest_claims, digest_partition_number, fin
 from mrcrawl.frontier.dedup import duplicates_of, resolve
 from mrcrawl.mr.dbconf import DbJobOptions
 from mrcrawl.mr.onewave import OneWaveJob
+from mrcrawl.mr.wholefile import WholeFileJob
 from mrcrawl.store.protocols import Utf8JsonProtocol
 
 
-class MRDuplicates(OneWaveJob, DbJobOptions, MRJob):
+class MRDuplicates(OneWaveJob, WholeFileJob, DbJobOptions, MRJob):
     OUTPUT_PROTOCOL = Utf8JsonProtocol
 
     def mapper_raw(self, partition_path, partition_uri):

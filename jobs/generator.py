@@ -12,10 +12,11 @@ from mrcrawl.frontier.generate import layer_zero
 from mrcrawl.mr.dbconf import DbJobOptions
 from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.mr.onewave import OneWaveJob
+from mrcrawl.mr.wholefile import WholeFileJob
 from mrcrawl.store.protocols import Utf8JsonProtocol
 
 
-class MRGenerator(OneWaveJob, CrawlJobOptions, DbJobOptions, MRJob):
+class MRGenerator(OneWaveJob, WholeFileJob, CrawlJobOptions, DbJobOptions, MRJob):
     OUTPUT_PROTOCOL = Utf8JsonProtocol
 
     def mapper_raw(self, partition_path, partition_uri):

@@ -160,12 +160,6 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         raise UsageError(f"mrcrawl: --output {args.output}: the {args.runner} runner works on local disk; use hadoop or emr")
     if args.db and is_cluster_path(args.db) != bool(args.output and is_cluster_path(args.output)):
         raise UsageError(f"mrcrawl: --db {args.db}: must be on the filesystem of --output (local disk, or the cluster's)")
-    if args.runner == "spark" and args.output and is_cluster_path(args.output):
-        # The db's jobs read each partition file whole (mapper_raw), which
-        # mrjob's Spark runner cannot; on a local master they run on the
-        # local runner instead (see Crawl.job_args).
-        raise UsageError(f"mrcrawl: --runner spark: the crawl db's jobs cannot run on a Spark cluster; "
-                         "use --runner hadoop or emr, or a local master and local --output")
     return args
 
 
@@ -237,9 +231,6 @@ class Crawl:
         self._runner_args += conf_args
         spark_master = args.spark_master or (None if args.mrjob_conf else "local[*]")
         on_this_machine = self.runner == "local" or (self.runner == "spark" and (spark_master or "").startswith("local"))
-        # Jobs that read whole files (the db's) cannot run on mrjob's Spark
-        # runner: there, on a local master, they run on the local runner.
-        self._whole_file_runner_args = ["-r", "local", *conf_args, *local_task_args()]
         if self.runner == "local":
             self._runner_args += local_task_args()
         elif self.runner in SHIPPING_RUNNERS:
@@ -391,13 +382,15 @@ class Crawl:
         """How db.json names the update a step of this run commits."""
         return f"{self.state['run']} {step}"
 
-    def _done(self, name: str, seconds: float, counters: dict) -> None:
+    def _done(self, name: str, seconds: float, counters: dict | None) -> None:
+        """Record a finished step; `counters` is None when the runner reported none."""
         done = self.state["done"]
-        done[name] = {"seconds": seconds, "counters": counters}
+        done[name] = {"seconds": seconds, "counters": counters or {}}
         self.ran.append(name)
         self.store.save_state(self.state)
         self.store.write_json(self.store.stats_path, done)
-        self.say(f"  {name:<12} {seconds:7.1f} s  {describe(name, counters, seconds)}")
+        told = describe(name, counters or {}, seconds) if counters is not None else "done (a Spark step reports no counters)"
+        self.say(f"  {name:<12} {seconds:7.1f} s  {told}")
         if INTERRUPTED.is_set():
             raise KeyboardInterrupt  # a Ctrl-C that could not be raised where it came (see interrupts_remembered)
 
@@ -406,12 +399,10 @@ class Crawl:
         `inputs` are stores (directories), or for a job that reads whole
         files (reads_whole_files), the files."""
         whole_files = reads_whole_files(job_class)
-        # mrjob's Spark runner cannot run a job that reads whole files: there,
-        # on a local master, it runs on the local runner.
-        on_spark_locally = whole_files and self.runner == "spark"
-        runner = "local" if on_spark_locally else self.runner
-        args = list(self._whole_file_runner_args if on_spark_locally else self._runner_args)
-        args += ["--output-dir", str(output), *options]
+        args = [*self._runner_args, "--output-dir", str(output), *options]
+        if whole_files and self.runner == "spark":
+            # mrjob's Spark runner has no input manifests, and reads no counters of a Spark step (mr/wholefile.py).
+            args += ["--spark-whole-files", "--spark-counters", self._spark_counters_path()]
         if issubclass(job_class, CrawlJobOptions):
             args += ["--crawl-config", str(self.store.config_path), "--layer", str(layer)]
         if issubclass(job_class, DbJobOptions):
@@ -422,7 +413,7 @@ class Crawl:
             # The db's jobs read whole partition files, a task each, and are
             # given them by name: a task takes its partition from the name.
             args += [str(part) for part in inputs]
-        elif runner in LOCAL_DISK_RUNNERS:
+        elif self.runner in LOCAL_DISK_RUNNERS:
             # These runners, given a directory, read every file in it
             # (.crc and _SUCCESS too): name the part files.
             args += [f"{directory}/part-*" for directory in inputs]
@@ -442,17 +433,36 @@ class Crawl:
                 os.makedirs(runner._spark_tmp_dir, exist_ok=True)
                 made_here.callback(shutil.rmtree, runner._spark_tmp_dir, ignore_errors=True)
             runner.run()
+            if getattr(job.options, "spark_whole_files", False):
+                return spark_step_counters(job.options.spark_counters)
             return merge_counters(runner.counters())
+
+    def _spark_counters_path(self) -> str:
+        """Where a job run as a Spark step writes its counters (mr/wholefile.py): a file of this run's scratch."""
+        scratch = self._scratch.enter_context(tempfile.TemporaryDirectory(prefix="mrcrawl-counters-"))
+        return os.path.join(scratch, "counters.json")
 
     def _frontier_size(self, layer: int):
         if layer == 0:
-            generated = self.state["done"].get("generate/0", {}).get("counters", {}).get("generate", {})
+            generated = self.state["done"].get("generate/0", {}).get("counters", {}).get("generate")
+            if generated is None:
+                return "the seeds and the due"  # a step without counters (Spark)
             return f"{generated.get('seeds', 0)} seeds + {generated.get('due urls', 0)} due"
         previous = self.state["done"].get(f"optimize/{layer - 1}", {})
         return previous.get("counters", {}).get("optimize", {}).get("new urls", "?")
 
     def _outcome_totals(self) -> Counter:
         return crawl_counters(self.state["done"], "outcome")
+
+
+def spark_step_counters(path: str) -> dict | None:
+    """The counters a job run as a Spark step wrote, or None when there are none
+    here (Spark's cluster deploy mode runs the step's driver on another machine)."""
+    try:
+        with open(path, encoding="utf-8") as written:
+            return json.load(written)
+    except FileNotFoundError:
+        return None
 
 
 def crawl_counters(done: dict, group: str) -> Counter:

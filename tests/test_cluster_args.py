@@ -452,12 +452,92 @@ def test_emr_cluster_request_from_the_conf():
 # ---- Spark -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("root", [HDFS_ROOT, "s3a://bucket/crawl/zh"])
-def test_a_crawl_on_a_spark_cluster_is_refused_with_the_runners_that_can(root):
-    # The crawl db's jobs read whole partition files through an input
-    # manifest, which mrjob's Spark runner does not support.
-    with pytest.raises(driver.UsageError, match="crawl db's jobs cannot run on a Spark cluster; use --runner hadoop or emr"):
-        plan("spark", root, "--spark-master", "yarn", "--mrjob-conf", str(CONF_DIR / "spark-yarn.conf"))
+def spark_command(job) -> tuple[dict[str, list[str]], list[str], object]:
+    """spark-submit's options, and what it runs: mrjob's Spark harness and its
+    arguments, or for a job that reads whole files, the job's own script and
+    its arguments (a Spark step: mrcrawl/mr/wholefile.py)."""
+    runner = job.make_runner()
+    try:
+        assert runner._num_steps() == 1
+        runner._create_setup_wrapper_scripts()
+        command = runner._args_for_spark_step(0)
+        program = runner._spark_harness_path() if not driver.reads_whole_files(type(job)) else job.mr_job_script()
+        start = command.index(program)
+        return pairs(command[1:start]), command[start + 1:], runner
+    finally:
+        runner.cleanup(mode=["LOCAL_TMP"])
+
+
+def test_spark_submit_arguments_of_every_job_on_yarn(absent):
+    crawl = plan("spark", HDFS_ROOT, "--spark-master", "yarn", "--mrjob-conf", str(CONF_DIR / "spark-yarn.conf"))
+    conf = conf_options("spark-yarn.conf")
+    try:
+        for name, job in jobs_of(crawl, "--spark-submit-bin", absent["spark-submit"], "--hadoop-bin", absent["hadoop"]):
+            submit, program_args, runner = spark_command(job)
+            inputs, output = expected_stores(HDFS_ROOT)[name]
+
+            assert submit["--master"] == ["yarn"] and submit["--deploy-mode"] == [conf["spark_deploy_mode"]]
+            # The package zip goes to the driver and every executor's Python.
+            [py_files] = submit["--py-files"]
+            [package_zip] = [path for path in py_files.split(",") if Path(path).name == "mrcrawl.zip"]
+            assert carries_every_module(package_zip)
+            settings = jobconf(submit["--conf"])
+            assert settings["spark.executorEnv.PYSPARK_PYTHON"] == conf["python_bin"]
+            assert settings["spark.speculation"] == "false"  # from the conf's spark_args
+            assert submit["--num-executors"] == ["8"]
+
+            shipped = {entry.split("#")[0]: entry.split("#")[-1].rsplit("/", 1)[-1]
+                       for entry in submit["--files"][0].split(",")}
+            if driver.reads_whole_files(type(job)):
+                # A Spark step of the job's own script: its options, then the inputs and the output.
+                assert program_args[:2] == ["--step-num=0", "--spark"]
+                assert program_args[-2:] == [",".join(inputs), output]
+                options = pairs([arg for arg in program_args[2:-2] if arg != "--spark-whole-files"])
+                assert "--spark-whole-files" in program_args and options["--spark-counters"]
+                assert options["--db-partitions"] == [str(DB_PARTITIONS)] and options["--run"] == [RUN]
+                for kind, parts in (("seeds", job.options.seeds_part), ("batch", job.options.batch_part),
+                                    ("duplicates", job.options.duplicates_part)):
+                    # Shipped to every executor, and named by its name there.
+                    assert options.get(f"--{kind}-part", []) == [shipped[part] for part in parts]
+                if isinstance(job, CrawlJobOptions):
+                    assert options["--crawl-config"] == ["config.json"] and shipped[f"{HDFS_ROOT}/config.json"]
+            else:
+                # The harness: job class, inputs, output, then its options.
+                assert program_args[1:3] == [",".join(inputs), output]
+                options = program_args[3:]
+                if isinstance(job, CrawlJobOptions):
+                    assert f"{HDFS_ROOT}/config.json" in shipped
+                    job_args = f"--crawl-config config.json --layer {job.options.layer}"
+                    if isinstance(job, DbJobOptions):
+                        job_args += f" --db-partitions {DB_PARTITIONS} --run {RUN}"
+                    assert options[options.index("--job-args") + 1] == job_args
+                if name in JOBS_WITH_REDUCER:
+                    assert options[options.index("--num-reducers") + 1] == str(REDUCERS)
+                else:
+                    assert "--num-reducers" not in options
+            assert runner._spark_tmp_dir.startswith(conf["spark_tmp_dir"] + "/")
+    finally:
+        crawl.close()
+
+
+def test_spark_submit_arguments_on_kubernetes(absent):
+    conf = conf_options("spark-k8s.conf")
+    crawl = plan("spark", "s3a://bucket/crawl/zh", "--spark-master", conf["spark_master"],
+                 "--mrjob-conf", str(CONF_DIR / "spark-k8s.conf"))
+    try:
+        jobs = dict(jobs_of(crawl, "--spark-submit-bin", absent["spark-submit"], "--hadoop-bin", absent["hadoop"]))
+        submit, harness, runner = spark_command(jobs["crawl"])
+    finally:
+        crawl.close()
+    assert submit["--master"] == [conf["spark_master"]] and submit["--deploy-mode"] == ["cluster"]
+    assert "mrcrawl.zip" in [Path(path).name for path in submit["--py-files"][0].split(",")]
+    settings = jobconf(submit["--conf"])
+    # Executors and the driver pod run the same Python.
+    assert settings["spark.executorEnv.PYSPARK_PYTHON"] == settings["spark.pyspark.python"] == conf["python_bin"]
+    assert settings["spark.kubernetes.file.upload.path"].startswith("s3a://")
+    assert harness[1:3] == ["s3a://bucket/crawl/zh/in/2", "s3a://bucket/crawl/zh/doc/2"]
+    assert harness[harness.index("--num-reducers") + 1] == str(REDUCERS)
+    assert runner._spark_tmp_dir.startswith(conf["spark_tmp_dir"] + "/")
 
 
 # ---- reading the confs and pyproject.toml ------------------------------------

@@ -3,7 +3,9 @@
 The layout and the rules are those of crawl_store.py; only the file operations
 differ.  They go through mrjob's filesystems (the `hadoop` binary for
 hdfs://, boto3 for s3://, plain files for file:///), which is why this one
-module of the package imports mrjob: tasks never load it, only the driver.
+store module imports mrjob.  The driver uses it, and so does a crawl db job
+run as a Spark step, to copy a partition file to its executor
+(mr/wholefile.py); other tasks never load it.
 """
 from __future__ import annotations
 
