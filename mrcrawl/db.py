@@ -1,6 +1,6 @@
 """Read a crawl db, as Nutch's `readdb` does.
 
-    python -m mrcrawl.db stats DB [--now ISO8601]      counts per status and per host, and URLs due
+    python -m mrcrawl.db stats DB [--now ISO8601]      counts per status and per host, URLs due, payload digests
     python -m mrcrawl.db get DB URL                    one URL's record, as JSON
     python -m mrcrawl.db dump DB [--status S] [--format jsonl|parquet] [-o FILE]
 
@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mrcrawl.frontier.crawldb import NoCrawlDb, find_record, read_db
+from mrcrawl.frontier.crawldb import NoCrawlDb, find_record, read_db, read_digest_index
 from mrcrawl.frontier.db_update import parse_time
 from mrcrawl.store.records import DB_FIELDS, DB_STATUSES, iso_utc
 
@@ -34,7 +34,9 @@ def stats(db: Path, now: datetime) -> str:
         hosts[record["host"]][record["status"]] += 1
         due += record["due_at"] is not None and record["due_at"] <= moment
     total = sum(statuses.values())
-    lines = [f"{db}: {total} URLs, {len(hosts)} hosts, {due} due at {moment}", "", "status"]
+    payloads = sum(1 for _ in read_digest_index(db))
+    lines = [f"{db}: {total} URLs, {len(hosts)} hosts, {due} due at {moment}; "
+             f"{payloads} payload digests in the digest index", "", "status"]
     lines += [f"  {status:<14} {statuses[status]:>10}" for status in DB_STATUSES if statuses[status]]
     lines += ["", f"{'host':<40} {'URLs':>8}  statuses"]
     for host, counts in sorted(hosts.items(), key=lambda item: (-sum(item[1].values()), item[0])):

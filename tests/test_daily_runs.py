@@ -33,9 +33,7 @@ from crawl_support import (
     write_daily_inputs,
     xml_urls,
 )
-from mrcrawl.frontier.crawldb import CrawlDb
-from mrcrawl.store.crawl_reader import read_part
-from mrcrawl.store.crawl_store import CrawlStore
+from mrcrawl.frontier.crawldb import read_digest_index
 from mrcrawl.store.records import DB_FIELDS, DB_STATUSES, OUTCOMES
 from mrcrawl.testweb.daily import DailySpec, DailyWeb, start_daily_web
 from mrcrawl.testweb.week import PREDICTED_FIELDS, DayPrediction, WeekOracle
@@ -373,8 +371,8 @@ def test_a_day_killed_mid_layer_and_resumed_equals_an_uninterrupted_day(tmp_path
     problems.append(counter_difference("the uninterrupted day's requests vs the oracle", Counter(clean_requests), predicted.answers))
     problems.append(record_differences("the uninterrupted db vs the oracle", dict(clean_db), predicted.db, PREDICTED_FIELDS))
     # The digest index too: each payload's original (its fetch time is a real time).
-    originals = [{digest: original["url"] for part in CrawlDb(CrawlStore(directory)).digest_files()
-                  for digest, original in read_part(Path(part))} for directory in (db, copied)]
+    originals = [{digest: original["url"] for digest, original in read_digest_index(directory)}
+                 for directory in (db, copied)]
     problems.append(set_difference("the digest index's (digest, original), resumed vs uninterrupted",
                                    set(originals[0].items()), set(originals[1].items())))
     assert originals[0], "the digest index is empty"

@@ -13,7 +13,6 @@ digest index holds one original per payload.
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -21,14 +20,13 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.cli import main as warcio_main
 
 from crawl_support import crawl, crawl_docs, db_records, write_daily_inputs, xml_urls
+from mrcrawl.db import main as db_main
 from mrcrawl.export import run_exports
 from mrcrawl.frontier import crawldb
-from mrcrawl.frontier.crawldb import CrawlDb, find_sorted, key_bytes
+from mrcrawl.frontier.crawldb import find_sorted, key_bytes, read_digest_index
 from mrcrawl.frontier.dedup import claims_from_doc, duplicates_of, fold_claims, resolve
 from mrcrawl.frontier.db_update import fetch_part
 from mrcrawl.output.warc import IDENTICAL_PAYLOAD_DIGEST, warc_date
-from mrcrawl.store.crawl_reader import read_part
-from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.protocols import Utf8JsonProtocol
 from mrcrawl.store.records import (
     DUPLICATE,
@@ -134,9 +132,8 @@ def test_day_two_finds_copies_of_earlier_runs_pages(days):
     assert (copy["status"], copy["duplicate_of"]) == (DUPLICATE, news.url("/b"))
 
 
-def test_the_digest_index_holds_one_original_per_payload(days):
-    crawl_db = CrawlDb(CrawlStore(days.db))
-    originals = {digest: original for part in crawl_db.digest_files() for digest, original in read_part(Path(part))}
+def test_the_digest_index_holds_one_original_per_payload(days, capsys):
+    originals = dict(read_digest_index(days.db))
     records = days.runs[2].db
     day_one = {url: doc["fetched_at"] for url, doc in ((doc["url"], doc) for doc in crawl_docs(days.runs[1].output))}
     news = days.news
@@ -148,6 +145,9 @@ def test_the_digest_index_holds_one_original_per_payload(days):
     # the payloads earlier fetches showed (the hubs' of day 1, whose pages moved on, released).
     assert {record["digest"] for record in records.values() if record["digest"]} <= set(originals)
     assert {original["url"] for original in originals.values()} <= set(records)
+    # The db reader counts them.
+    assert db_main(["stats", str(days.db), "--now", DAY_2]) == 0
+    assert f"; {len(originals)} payload digests in the digest index" in capsys.readouterr().out.splitlines()[0]
 
 
 def test_the_warc_writes_a_duplicate_as_an_identical_payload_revisit(days):

@@ -409,6 +409,12 @@ def read_db(directory: Path) -> Iterator[tuple[str, dict]]:
         yield from read_part(Path(part))
 
 
+def read_digest_index(directory: Path) -> Iterator[tuple[str, dict]]:
+    """Every (payload digest, original) of the db's digest index, partition by partition."""
+    for part in _local_db(directory).digest_files():
+        yield from read_part(Path(part))
+
+
 def records_of(directory: Path, urls: Iterable[str]) -> dict[str, dict]:
     """The db records of `urls` that the db holds, by URL.  Only their
     partitions are read, and only their lines decoded."""
