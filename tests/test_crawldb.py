@@ -198,7 +198,9 @@ def test_stats_counts_statuses_hosts_and_due_urls(db):
     assert result.returncode == 0, result.stderr
     due = sum(1 for record in records.values() if record["due_at"] and record["due_at"] <= now)
     hosts = Counter(record["host"] for record in records.values())
-    assert result.stdout.splitlines()[0] == f"{db}: {len(records)} URLs, {len(hosts)} hosts, {due} due at {now}"
+    payloads = len(check_digests(db))
+    assert result.stdout.splitlines()[0] == (f"{db}: {len(records)} URLs, {len(hosts)} hosts, {due} due at {now}; "
+                                             f"{payloads} payload digests in the digest index")
     for status, count in Counter(record["status"] for record in records.values()).items():
         assert f"  {status:<14} {count:>10}" in result.stdout.splitlines()
     for host, count in hosts.items():
