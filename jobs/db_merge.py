@@ -39,13 +39,13 @@ class MRDbMerge(OneWaveJob, WholeFileJob, CrawlJobOptions, DbJobOptions, MRJob):
         counts = Counter()
         if digest_partition is None:
             updates = partition_updates(self.batch_lines(), partition_number(partition_uri))
-            apply = self._url_update(partition_number(partition_uri), counts)
+            apply, records = self._url_update(partition_number(partition_uri), counts), "urls"
         else:
             updates = digest_claims(self.batch_lines(), digest_partition)
-            apply = self._digest_claim(counts)
+            apply, records = self._digest_claim(counts), "digests"
         with open(partition_path, "rb") as partition:
             for chunk in merge_partition(partition, updates, apply):
-                counts["digests" if digest_partition is not None else "urls"] += chunk.count(b"\n") + 1
+                counts[records] += chunk.count(b"\n") + 1
                 yield None, chunk
         # Counted once per task: a counter update per line would cost a write each.
         for name, count in counts.items():

@@ -389,7 +389,7 @@ class Crawl:
         self.ran.append(name)
         self.store.save_state(self.state)
         self.store.write_json(self.store.stats_path, done)
-        told = describe(name, counters or {}, seconds) if counters is not None else "done (a Spark step reports no counters)"
+        told = describe(name, counters, seconds) if counters is not None else "done (a Spark step reports no counters)"
         self.say(f"  {name:<12} {seconds:7.1f} s  {told}")
         if INTERRUPTED.is_set():
             raise KeyboardInterrupt  # a Ctrl-C that could not be raised where it came (see interrupts_remembered)

@@ -66,8 +66,11 @@ class WholeFileJob:
         uris = input_path.split(",")  # mrjob joins a step's inputs with commas
         files = spark.parallelize(list(enumerate(uris)), len(uris))
         files.flatMap(lines).saveAsTextFile(output_path)
-        if self.options.spark_counters:
-            with open(self.options.spark_counters, "w", encoding="utf-8") as written:
+        # In Spark's cluster deploy mode this runs on another machine than the
+        # crawl driver, where the file's directory does not exist: no counters then.
+        counters_path = self.options.spark_counters
+        if counters_path and os.path.isdir(os.path.dirname(counters_path)):
+            with open(counters_path, "w", encoding="utf-8") as written:
                 json.dump(counted.value, written)
 
     def lines_of_whole_file(self, numbered_uri: tuple[int, str]) -> Iterator[str]:
