@@ -15,6 +15,8 @@ from collections import Counter
 from mrjob.job import MRJob
 
 from mrcrawl.frontier.crawldb import (
+    batch_prefix,
+    claim_prefix,
     digest_claims,
     digest_partition_number,
     merge_partition,
@@ -38,10 +40,11 @@ class MRDbMerge(OneWaveJob, WholeFileJob, CrawlJobOptions, DbJobOptions, MRJob):
         digest_partition = digest_partition_number(partition_uri, self.partitions)
         counts = Counter()
         if digest_partition is None:
-            updates = partition_updates(self.batch_lines(), partition_number(partition_uri))
-            apply, records = self._url_update(partition_number(partition_uri), counts), "urls"
+            partition = partition_number(partition_uri)
+            updates = partition_updates(self.batch_lines(batch_prefix(partition)), partition)
+            apply, records = self._url_update(partition, counts), "urls"
         else:
-            updates = digest_claims(self.batch_lines(), digest_partition)
+            updates = digest_claims(self.batch_lines(claim_prefix(digest_partition)), digest_partition)
             apply, records = self._digest_claim(counts), "digests"
         with open(partition_path, "rb") as partition:
             for chunk in merge_partition(partition, updates, apply):

@@ -321,6 +321,8 @@ class Crawl:
         layer_stores = [store.frontier(layer), store.docs(layer), store.outlinks(layer)]
         self.step(f"dbbatch/{layer}", MRDbBatch, layer_stores, store.db_batch(layer), layer)
         batch = self._part_args("--batch-part", store.db_batch(layer))
+        if self.runner != "spark":  # Spark's shuffle leaves a reduce task's keys unsorted
+            batch.append("--batch-sorted")
         self.step(f"dedup/{layer}", MRDuplicates, self.db.digest_files(), store.duplicates(layer), layer, batch)
         duplicates = self._part_args("--duplicates-part", store.duplicates(layer))
         self.step(f"dbupdate/{layer}", MRDbMerge, self.db.files(), self.db, layer, batch + duplicates)

@@ -27,9 +27,14 @@ from mrcrawl.frontier import crawldb
 from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.frontier.crawldb import (
     CrawlDb,
+    batch_key,
+    batch_prefix,
+    claim_key,
+    claim_prefix,
     create_db,
     digest_partition_of,
     key_bytes,
+    lines_starting,
     merge_partition,
     partition_of,
     partition_path,
@@ -75,12 +80,14 @@ def parts(directory: Path) -> list[Path]:
     return sorted(directory.glob("part-*"))
 
 
-def update(db: Path, crawl_dir: Path, layer: int, runner: str, scratch: Path) -> Path:
-    """One layer's update of the db, as the driver runs it: DbBatch, Duplicates, DbMerge, commit."""
+def update(db: Path, crawl_dir: Path, layer: int, runner: str, scratch: Path, batch_sorted: bool = True) -> Path:
+    """One layer's update of the db, as the driver runs it: DbBatch, Duplicates, DbMerge, commit.
+    `batch_sorted`: as the driver says on every runner but Spark."""
     batch, duplicates = scratch / f"batch-{layer}", scratch / f"dup-{layer}"
     layer_stores = [crawl_dir / store / str(layer) for store in ("in", "doc", "out")]
     run_job(MRDbBatch, runner, crawl_dir, layer, [part for store in layer_stores for part in parts(store)], batch)
     batch_parts = [arg for part in parts(batch) for arg in ("--batch-part", str(part))]
+    batch_parts += ["--batch-sorted"] if batch_sorted else []
     crawl_db = CrawlDb(CrawlStore(db))
     run_job(MRDuplicates, runner, crawl_dir, layer, crawl_db.digest_files(), duplicates, *batch_parts)
     duplicate_parts = [arg for part in parts(duplicates) for arg in ("--duplicates-part", str(part))]
@@ -187,6 +194,16 @@ def db(crawled, tmp_path_factory) -> Path:
     return db
 
 
+def test_a_batch_read_whole_updates_the_db_as_one_read_by_binary_search(db, crawled, tmp_path):
+    """Without --batch-sorted (Spark's unsorted reduce output), each task
+    tests every batch line: the db and its digest index come out the same."""
+    scanned = empty_db(tmp_path / "db")
+    for layer in range(DEPTH):
+        update(scanned, crawled, layer, "inline", tmp_path, batch_sorted=False)
+    assert partition_lines(scanned) == partition_lines(db)
+    assert partition_lines(scanned, digests=True) == partition_lines(db, digests=True)
+
+
 def reader(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mrcrawl.db", *args], capture_output=True, text=True, timeout=60)
 
@@ -265,3 +282,28 @@ def test_the_merge_places_each_update_by_binary_search(stored_count, new_count, 
     merged = b"\n".join(merge_partition(partition_file, updates, apply))
     expected = {**stored, **{url: apply(stored.get(url), url, {"bump": 1}) for url in touched + new_urls}}
     assert merged.split(b"\n") == (sorted(Utf8JsonProtocol().write(url, record) for url, record in expected.items()) or [b""])
+
+
+@pytest.mark.parametrize("shape", ["every partition", "one partition", "empty", "no last newline"])
+def test_a_sorted_batch_file_yields_a_partitions_lines_by_binary_search(shape, tmp_path):
+    """lines_starting on a sorted batch part file, against a test of every line."""
+    import random
+
+    rng = random.Random(shape)
+    partitions = 5
+    keys = {f"{rng.randrange(10**6)}/{'y' * rng.randrange(30)}" for _ in range(0 if shape == "empty" else 400)}
+    lines = [Utf8JsonProtocol().write(batch_key(f"http://127.0.0.{rng.randrange(1, 9)}/{key}", partitions), {"seen": 1})
+             for key in keys]
+    lines += [Utf8JsonProtocol().write(claim_key(f"sha1:{key}", partitions), {"urls": []}) for key in keys]
+    if shape == "one partition":
+        lines = [line for line in lines if line.startswith((batch_prefix(3), claim_prefix(3)))]
+    lines.sort()  # a reduce task writes its keys in byte order: the claims ("#...) first
+    body = b"".join(line + b"\n" for line in lines)
+    if shape == "no last newline":
+        body = body[:-1]
+    path = tmp_path / "part-00000"
+    path.write_bytes(body)
+    for prefix in [batch_prefix(n) for n in range(partitions + 1)] + [claim_prefix(n) for n in range(partitions + 1)]:
+        found = list(lines_starting(path, prefix, sorted_by_key=True))
+        assert found == list(lines_starting(path, prefix, sorted_by_key=False))
+        assert [line.rstrip(b"\n") for line in found] == [line for line in lines if line.startswith(prefix)]

@@ -24,6 +24,7 @@ the db has never seen.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -238,6 +239,10 @@ def run_job(job: str, output: Path, news: NewsDb, config: Path | None, inputs: l
     """One db job, `-r local`, as tests/test_crawldb.py runs it (`config`:
     None for a job that takes no crawl config)."""
     crawl_args = ["--crawl-config", str(config), "--layer", str(LAYER)] if config else []
+    # Each job starts with nothing written before it (the db, the layer, the
+    # previous job's output: gigabytes) still waiting for the disk; that
+    # writeback would be timed as the job's, the first job's most.
+    os.sync()
     return run_measured(["-m", f"jobs.{job}", "-r", "local", "--output-dir", str(output),
                          "--db-partitions", str(news.partitions), *crawl_args, *options, *map(str, inputs)])
 
@@ -262,6 +267,7 @@ def measure_size(news: NewsDb, directory: Path, say) -> list[dict]:
         "DbBatch + Duplicates + DbMerge")
     batch = run_job("db_batch", directory / "batch", news, config, layer)
     batch_parts = [arg for part in parts(directory / "batch") for arg in ("--batch-part", str(part))]
+    batch_parts.append("--batch-sorted")  # as the driver passes it on every runner but Spark
     dedup = run_job("duplicates", directory / "dup", news, None, digest_parts, "--run", run, *batch_parts)
     dup_parts = [arg for part in parts(directory / "dup") for arg in ("--duplicates-part", str(part))]
     merge = run_job("db_merge", directory / "merged", news, config, db_parts, "--run", run, *batch_parts, *dup_parts)

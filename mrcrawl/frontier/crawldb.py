@@ -31,9 +31,10 @@ An update is DRUM's check+update, done as three jobs:
    duplicate another's payload: the duplicate store.  It writes nothing
    into the db.
 3. DbMerge (map-only, one task per partition file of either kind, read
-   whole).  A task takes its partition's updates from the batch (a raw
-   prefix test per line, no decoding), sorts them in memory (one partition
-   of one batch, never the db), and merges them into the partition in one
+   whole).  A task takes its partition's updates from the batch (found by
+   binary search in each sorted batch file, no other line decoded), sorts
+   them in memory (one partition of one batch, never the db), and merges
+   them into the partition in one
    sequential pass: URL updates, with the duplicates of its URLs, into a
    URL partition; claims into a digest partition, deciding each digest's
    original exactly as Duplicates did.  A record the batch does not touch
@@ -47,6 +48,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
+import os
 from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator
 
@@ -134,6 +137,30 @@ def digest_claims(batch_lines: Iterable[bytes], digest_partition: int) -> list[t
     """This digest partition's claims, as (the digest's key bytes in the db,
     digest, claim), sorted as the partition file is."""
     return _sorted_updates(batch_lines, claim_prefix(digest_partition))
+
+
+def lines_starting(path, prefix: bytes, sorted_by_key: bool) -> Iterator[bytes]:
+    """The lines of a batch part file that start with `prefix`, with their newlines.
+
+    A reducer's output file is sorted by key (on every runner but Spark's,
+    whose shuffle groups keys without sorting them), so a partition's lines
+    are together in it: with `sorted_by_key`, the first is found by binary
+    search over the file mapped into memory, and only they are read.
+    Otherwise every line is tested, as a task of a db of P partitions then
+    does for each of its 2P files.
+    """
+    if not sorted_by_key:
+        with open(path, "rb") as lines:
+            yield from (line for line in lines if line.startswith(prefix))
+        return
+    if os.path.getsize(path) == 0:
+        return  # mmap maps no empty file
+    with open(path, "rb") as part, mmap.mmap(part.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        start = _first_line_from(mapped, 0, prefix)  # a key starting with `prefix` is not below it
+        while start < len(mapped) and mapped[start:start + len(prefix)] == prefix:
+            end = mapped.find(b"\n", start) + 1 or len(mapped)
+            yield mapped[start:end]
+            start = end
 
 
 def _sorted_updates(batch_lines: Iterable[bytes], prefix: bytes) -> list[tuple[bytes, str, dict]]:
@@ -273,9 +300,10 @@ def _last_key(block: bytes) -> bytes:
     return block[block.rfind(b"\n", 0, len(block) - 1) + 1:].split(b"\t", 1)[0]
 
 
-def _first_line_from(stored: bytes, start: int, key: bytes) -> int:
+def _first_line_from(stored: bytes | mmap.mmap, start: int, key: bytes) -> int:
     """The offset of the first line at or after `start` (a line's start)
-    whose key is not below `key`; len(stored) if there is none."""
+    whose key is not below `key`; len(stored) if there is none.  `stored`
+    holds whole lines, sorted by key from `start` on."""
     low, high = start, len(stored)
     while low < high:
         middle = (low + high) // 2

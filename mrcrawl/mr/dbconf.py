@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from mrcrawl.frontier.crawldb import DEFAULT_PARTITIONS
+from mrcrawl.frontier.crawldb import DEFAULT_PARTITIONS, lines_starting
 
 
 class DbJobOptions:
     """Mix into an MRJob (before MRJob) for `--db-partitions`, `--run`, `--batch-part`,
-    `--duplicates-part` and `--seeds-part`."""
+    `--batch-sorted`, `--duplicates-part` and `--seeds-part`."""
 
     def configure_args(self):
         super().configure_args()
@@ -23,6 +23,9 @@ class DbJobOptions:
         self.add_passthru_arg("--run", help="the start of the run making this update, ISO 8601 UTC")
         self.add_file_arg("--batch-part", action="append", default=[],
                           help="a part file of the batch DbBatch wrote (repeat for each)")
+        self.add_passthru_arg("--batch-sorted", action="store_true",
+                              help="each batch part file is sorted by key, as a reduce task writes it on every "
+                                   "runner but Spark: a task then reads only its partition's lines")
         self.add_file_arg("--duplicates-part", action="append", default=[],
                           help="a part file of the duplicates the Duplicates job wrote (repeat for each)")
         self.add_file_arg("--seeds-part", action="append", default=[],
@@ -32,9 +35,10 @@ class DbJobOptions:
     def partitions(self) -> int:
         return self.options.db_partitions
 
-    def batch_lines(self) -> Iterator[bytes]:
-        """Every line of the batch, undecoded."""
-        yield from self._lines_of(self.options.batch_part)
+    def batch_lines(self, prefix: bytes) -> Iterator[bytes]:
+        """The lines of the batch that start with `prefix` (one partition's), undecoded."""
+        for path in self.options.batch_part:
+            yield from lines_starting(path, prefix, self.options.batch_sorted)
 
     def duplicate_lines(self) -> Iterator[bytes]:
         """Every line of the layer's duplicate store, undecoded."""
