@@ -10,6 +10,7 @@ db the driver kept during the crawl is the one replayed here.
 """
 from __future__ import annotations
 
+import glob
 import io
 import json
 import subprocess
@@ -25,6 +26,7 @@ from jobs.db_merge import MRDbMerge
 from jobs.duplicates import MRDuplicates
 from mrcrawl.frontier import crawldb
 from mrcrawl.mr.jobconf import CrawlJobOptions
+from mrcrawl.mr.onewave import WRAPPER_LOCK
 from mrcrawl.frontier.crawldb import (
     CrawlDb,
     batch_key,
@@ -138,9 +140,13 @@ def check_db(db: Path) -> dict[str, dict]:
 def test_layers_fold_into_a_sorted_partitioned_db(crawled, runner, tmp_path):
     db = empty_db(tmp_path / "db-empty")
     seen: set[str] = set()
+    wrapper_locks = set(glob.glob(WRAPPER_LOCK.format(job_key="*")))
     for layer in range(DEPTH):
         before = partition_lines(db)
         db = update(db, crawled, layer, runner, tmp_path)
+        # These jobs run as a user would run one (mrjob bootstrapped into a
+        # setup wrapper script): the lock file each job's wrapper takes is gone.
+        assert set(glob.glob(WRAPPER_LOCK.format(job_key="*"))) <= wrapper_locks
         records = check_db(db)
         docs = layer_docs(crawled, layer)
         touched = {doc["requested_url"] for doc in docs} | {doc["url"] for doc in docs}

@@ -2,7 +2,8 @@
 
 A crawl runs about three jobs per layer, most of them over a few megabytes,
 so on these runners a job's fixed cost is most of its time.  mrjob's
-defaults make that cost high, and this module changes four of them.
+defaults make that cost high, and this module changes four of them;
+it also cleans up a file mrjob leaves.
 
 * One wave of reduce tasks.  mrjob splits a reduce into about 2 x cores
   tasks of equal size: inline runs them one after another, local two at a
@@ -35,6 +36,12 @@ defaults make that cost high, and this module changes four of them.
   (mapper_raw: the crawl db's jobs) gets it in its own directory, and mrjob
   copies a local file there first: for a db partition, gigabytes written
   only to be read once.  A file given by its absolute path is linked.
+* No lock file left behind.  mrjob's task wrapper scripts lock
+  `/tmp/wrapper.lock.<job key>`, a name of its own for each job, and never
+  remove it.  The driver's jobs run no setup commands, unless an mrjob.conf
+  adds them, but a job run on its own (the benchmark's, a test's) bootstraps
+  mrjob through one: every such run would leave a file per job.  The runner
+  removes its job's when the job ends.
 """
 from __future__ import annotations
 
@@ -226,8 +233,20 @@ class _OneWave:
         return split_path
 
 
+WRAPPER_LOCK = "/tmp/wrapper.lock.{job_key}"  # where mrjob 0.7.4's wrapper scripts lock, whatever TMPDIR says
+
+
 class _ForkedTasks:
     """Mixin for the local runner: run each task in a child of a worker, not a new interpreter."""
+
+    def _run(self):
+        try:
+            super()._run()
+        finally:
+            try:
+                os.remove(WRAPPER_LOCK.format(job_key=self._job_key))
+            except FileNotFoundError:
+                pass  # the job ran no wrapper script
 
     def _sort_bin(self):
         # GNU sort holds all of its input in memory when it fits, so the
