@@ -226,6 +226,8 @@ class Crawl:
         self.say = say
         self.ran: list[str] = []  # the steps this run has done, in order
         self._scratch = contextlib.ExitStack()  # this run's temporary files, removed by close()
+        # mrjob warns on every job that no mrjob.conf exists; that is the normal case here.
+        logging.getLogger("mrjob.conf").setLevel(logging.ERROR)
         self._runner_args = ["-r", self.runner]
         conf_args = ["--conf-path", args.mrjob_conf] if args.mrjob_conf else []
         self._runner_args += conf_args
@@ -722,8 +724,6 @@ def main(argv: list[str] | None = None, resume_hint: str | None = None) -> int:
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(levelname)s: %(message)s")
-    # mrjob warns on every job that no mrjob.conf exists; that is the normal case here.
-    logging.getLogger("mrjob.conf").setLevel(logging.ERROR)
     try:
         args = parse_args(argv)
         config = load_config(args.conf)

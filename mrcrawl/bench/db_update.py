@@ -34,6 +34,7 @@ from pathlib import Path
 
 from mrcrawl.bench.scenarios import CORES, Measured, Sizes, bench_config, fetched_doc, row, run_measured
 from mrcrawl.config import load_config
+from mrcrawl.driver import local_task_args
 from mrcrawl.frontier.crawldb import CrawlDb, create_db, digest_partition_of, key_bytes, partition_of, partition_path
 from mrcrawl.frontier.db_update import (
     RevisitPolicy,
@@ -236,14 +237,14 @@ def records_digest(part_files: list[Path]) -> tuple[int, str]:
 
 
 def run_job(job: str, output: Path, news: NewsDb, config: Path | None, inputs: list[Path], *options: str) -> Measured:
-    """One db job, `-r local`, as tests/test_crawldb.py runs it (`config`:
-    None for a job that takes no crawl config)."""
+    """One db job, `-r local` with the task options the driver gives it
+    (`config`: None for a job that takes no crawl config)."""
     crawl_args = ["--crawl-config", str(config), "--layer", str(LAYER)] if config else []
     # Each job starts with nothing written before it (the db, the layer, the
     # previous job's output: gigabytes) still waiting for the disk; that
     # writeback would be timed as the job's, the first job's most.
     os.sync()
-    return run_measured(["-m", f"jobs.{job}", "-r", "local", "--output-dir", str(output),
+    return run_measured(["-m", f"jobs.{job}", "-r", "local", *local_task_args(), "--output-dir", str(output),
                          "--db-partitions", str(news.partitions), *crawl_args, *options, *map(str, inputs)])
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 import time
 
@@ -31,7 +30,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("layer", type=int)
     parser.add_argument("--runner", default="inline", choices=RUNNERS)
     args = parser.parse_args(argv)
-    logging.getLogger("mrjob.conf").setLevel(logging.ERROR)
     store = CrawlStore(args.crawl_dir)
     state = store.load_state()
     config = CrawlConfig.from_json(store.read_text(store.config_path))

@@ -32,10 +32,14 @@ it also cleans up a file mrjob leaves.
   status is the task's.  The runner falls back to mrjob's own way when a
   task would not run the job script directly with this interpreter (setup
   commands, another python_bin).
-* Whole-file inputs linked, not copied.  A map task that reads a file whole
-  (mapper_raw: the crawl db's jobs) gets it in its own directory, and mrjob
-  copies a local file there first: for a db partition, gigabytes written
-  only to be read once.  A file given by its absolute path is linked.
+* Whole-file inputs read in place.  A map task that reads a file whole
+  (mapper_raw: the crawl db's jobs) is started by mrjob through a shell
+  script that copies the file into the task's directory first (for a db
+  partition, gigabytes written only to be read once) and then starts a new
+  interpreter.  A file on this machine's disk is opened where it is, and
+  the task is forked as any other: a db job of 32 such tasks costs no 32
+  interpreter starts.  Where mrjob's script must run anyway (setup
+  commands), a file given by its absolute path is linked, not copied.
 * No lock file left behind.  mrjob's task wrapper scripts lock
   `/tmp/wrapper.lock.<job key>`, a name of its own for each job, and never
   remove it.  The driver's jobs run no setup commands, unless an mrjob.conf
@@ -276,11 +280,34 @@ class _ForkedTasks:
                 result.get()
 
     def _invoke_task_func(self, task_type, step_num, task_num):
-        command = self._substep_args(step_num, task_type)
+        if self._reads_whole_file(task_type, step_num):
+            # mrjob runs such a task through a shell script that copies (here:
+            # links) the file named on its input line, then starts the job's
+            # script with the file's path and URI.  A file on this machine's
+            # disk needs neither: the task opens it where it is, as the inline
+            # runner has it do, and is forked as any other.
+            path = self._whole_local_file(step_num, task_num)
+            if path is None:
+                return super()._invoke_task_func(task_type, step_num, task_num)
+            command = self._script_args_for_step(step_num, task_type) + [path, path]
+        else:
+            command = self._substep_args(step_num, task_type)
         script = self._working_dir_mgr.name("file", self._script_path)
         if command[:2] != [sys.executable, script]:
             return super()._invoke_task_func(task_type, step_num, task_num)
         return partial(_run_forked_task, task_type, step_num, task_num, command[1:], self._num_steps())
+
+    def _reads_whole_file(self, task_type, step_num) -> bool:
+        step = self._get_step(step_num)
+        return (task_type == "mapper" and step_num == 0 and self._uses_input_manifest()
+                and step["mapper"]["type"] == "script" and "pre_filter" not in step["mapper"])
+
+    def _whole_local_file(self, step_num, task_num) -> str | None:
+        """The file a whole-file map task reads (its input is one line:
+        offset, then the file's URI), if it is a path on this machine."""
+        with open(self._task_input_path("mapper", step_num, task_num), encoding="utf-8") as manifest:
+            uri = manifest.readline().rstrip("\r\n").split("\t")[-1]
+        return uri if os.path.isabs(uri) and os.path.isfile(uri) else None
 
 
 def _run_forked_task(task_type, step_num, task_num, argv, num_steps, stdin, stdout, stderr, wd, env):
