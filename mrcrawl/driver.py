@@ -371,6 +371,11 @@ class Crawl:
             try:
                 counters = self._run_job(job_class, inputs, written, layer, options)
             except Exception as error:
+                if INTERRUPTED.is_set():
+                    # Ctrl-C broke the step, wherever it landed: inside a task,
+                    # or inside argparse while the job was being made (whose
+                    # clean-up then raises an AttributeError of its own).
+                    raise KeyboardInterrupt from error
                 logging.getLogger(__name__).exception("step %s failed", name)
                 raise StepFailed(f"{name} failed: {type(error).__name__}: {error}") from error
         else:
