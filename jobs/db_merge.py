@@ -17,12 +17,11 @@ from mrjob.job import MRJob
 from mrcrawl.frontier.crawldb import (
     batch_prefix,
     claim_prefix,
-    digest_claims,
     digest_partition_number,
     merge_partition,
     partition_duplicates,
     partition_number,
-    partition_updates,
+    sorted_updates,
 )
 from mrcrawl.frontier.db_update import RevisitPolicy, apply_update
 from mrcrawl.frontier.dedup import resolve
@@ -41,10 +40,10 @@ class MRDbMerge(OneWaveJob, WholeFileJob, CrawlJobOptions, DbJobOptions, MRJob):
         counts = Counter()
         if digest_partition is None:
             partition = partition_number(partition_uri)
-            updates = partition_updates(self.batch_lines(batch_prefix(partition)), partition)
+            updates = sorted_updates(self.batch_lines(batch_prefix(partition)))
             apply, records = self._url_update(partition, counts), "urls"
         else:
-            updates = digest_claims(self.batch_lines(claim_prefix(digest_partition)), digest_partition)
+            updates = sorted_updates(self.batch_lines(claim_prefix(digest_partition)))
             apply, records = self._digest_claim(counts), "digests"
         with open(partition_path, "rb") as partition:
             for chunk in merge_partition(partition, updates, apply):

@@ -10,7 +10,7 @@ originals.
 """
 from mrjob.job import MRJob
 
-from mrcrawl.frontier.crawldb import claim_prefix, digest_claims, digest_partition_number, find_sorted
+from mrcrawl.frontier.crawldb import claim_prefix, digest_partition_number, find_sorted, sorted_updates
 from mrcrawl.frontier.dedup import duplicates_of, resolve
 from mrcrawl.mr.dbconf import DbJobOptions
 from mrcrawl.mr.onewave import OneWaveJob
@@ -23,7 +23,7 @@ class MRDuplicates(OneWaveJob, WholeFileJob, DbJobOptions, MRJob):
 
     def mapper_raw(self, partition_path, partition_uri):
         digest_partition = digest_partition_number(partition_uri, self.partitions)
-        claims = digest_claims(self.batch_lines(claim_prefix(digest_partition)), digest_partition)
+        claims = sorted_updates(self.batch_lines(claim_prefix(digest_partition)))
         with open(partition_path, "rb") as stored:
             for (_, digest, claim), original in find_sorted(stored, claims):
                 for url, duplicate in duplicates_of(digest, resolve(original, claim), claim):

@@ -126,19 +126,6 @@ def key_bytes(url: str) -> bytes:
     return _lines.write(url, None).split(b"\t", 1)[0]
 
 
-def partition_updates(batch_lines: Iterable[bytes], partition: int) -> list[tuple[bytes, str, dict]]:
-    """This URL partition's updates, as (the URL's key bytes in the db, URL,
-    update), sorted as the partition file is.  The other partitions' lines
-    are skipped on their first bytes, without decoding."""
-    return _sorted_updates(batch_lines, batch_prefix(partition))
-
-
-def digest_claims(batch_lines: Iterable[bytes], digest_partition: int) -> list[tuple[bytes, str, dict]]:
-    """This digest partition's claims, as (the digest's key bytes in the db,
-    digest, claim), sorted as the partition file is."""
-    return _sorted_updates(batch_lines, claim_prefix(digest_partition))
-
-
 def lines_starting(path, prefix: bytes, sorted_by_key: bool) -> Iterator[bytes]:
     """The lines of a batch part file that start with `prefix`, with their newlines.
 
@@ -163,13 +150,16 @@ def lines_starting(path, prefix: bytes, sorted_by_key: bool) -> Iterator[bytes]:
             start = end
 
 
-def _sorted_updates(batch_lines: Iterable[bytes], prefix: bytes) -> list[tuple[bytes, str, dict]]:
+def sorted_updates(partition_lines: Iterable[bytes]) -> list[tuple[bytes, str, dict]]:
+    """One partition's batch lines (lines_starting gives them): a URL
+    partition's updates or a digest partition's claims, as (the URL's or
+    digest's key bytes in the db, URL or digest, update or claim), sorted as
+    the partition file is."""
     updates = []
-    for line in batch_lines:
-        if line.startswith(prefix):
-            key, update = _lines.read(line.rstrip(b"\r\n"))
-            stored_key = url_of_batch_key(key)
-            updates.append((key_bytes(stored_key), stored_key, update))
+    for line in partition_lines:
+        key, update = _lines.read(line.rstrip(b"\r\n"))
+        stored_key = url_of_batch_key(key)
+        updates.append((key_bytes(stored_key), stored_key, update))
     updates.sort(key=lambda item: item[0])
     return updates
 
@@ -220,7 +210,7 @@ def merge_partition(stored: BinaryIO, updates: list[tuple[bytes, str, dict]], ap
 
     `stored` is the partition file (sorted, one record per key), read in
     blocks of whole lines, so that memory stays flat however large it is;
-    `updates` is partition_updates()'s list.  `apply(record or None, url,
+    `updates` is sorted_updates()'s list.  `apply(record or None, url,
     update)` returns the URL's new record (None drops it).  Each update's
     place in a block is found by binary search over the block's bytes, and
     the lines between two updates are passed on as one slice, never split
