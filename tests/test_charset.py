@@ -374,6 +374,64 @@ def test_header_wins_over_meta():
     assert detect_encoding(body, "text/html; charset=KOI8-R") == "koi8-r"
 
 
+def test_a_legacy_meta_on_utf8_bytes_gives_utf8():
+    # A template's <meta> left over on a page saved as UTF-8.
+    chinese = news("GB2312")
+    page = news_page(chinese, '<meta charset="gb2312">')
+    body = page.encode("utf-8")
+    assert meta_charset_label(body[:4096]) == "gb2312"
+    assert detect_encoding(body, "text/html") == "utf-8"
+    assert decode_body(body, detect_encoding(body, "text/html")) == page
+    russian = news("windows-1251")
+    page = news_page(russian, '<meta http-equiv="Content-Type" content="text/html; charset=windows-1251">')
+    body = page.encode("utf-8")
+    assert detect_encoding(body, None) == "utf-8"
+    assert decode_body(body, "utf-8") == page
+    # So does an XML declaration.
+    xhtml = '<?xml version="1.0" encoding="windows-1251"?>\n' + page
+    assert detect_encoding(xhtml.encode("utf-8"), "application/xhtml+xml") == "utf-8"
+
+
+def test_a_legacy_meta_on_its_own_bytes_is_obeyed():
+    chinese = news("GB2312")
+    page = news_page(chinese, '<meta charset="gb2312">')
+    body = page.encode("gb2312")
+    assert detect_encoding(body, "text/html") == "gb18030"
+    assert decode_body(body, "gb18030") == page
+    russian = news("windows-1251")
+    body = news_page(russian, '<meta charset="windows-1251">').encode("cp1251")
+    assert detect_encoding(body, None) == "cp1251"
+    # An ASCII page is valid UTF-8 too, but has nothing to say against its meta.
+    ascii_page = b'<html><head><meta charset="windows-1251"></head><body>plain</body></html>'
+    assert detect_encoding(ascii_page, None) == "cp1251"
+
+
+def test_the_http_header_is_obeyed_even_on_utf8_bytes():
+    # The server said so, and browsers obey it: the header is not second-guessed.
+    chinese = news("GB2312")
+    body = news_page(chinese, '<meta charset="gb2312">').encode("utf-8")
+    assert detect_encoding(body, "text/html; charset=gb2312") == "gb18030"
+    assert detect_encoding(body, "text/html; charset=windows-1251") == "cp1251"
+
+
+def test_utf8_validity_is_checked_over_the_whole_body():
+    chinese = news("GB2312")
+    page = news_page(chinese, '<meta charset="gb2312">')
+    body = page.encode("utf-8")
+    # Cut inside the last character, as at max_page_bytes: still UTF-8.
+    last = page.rindex("。")
+    cut = page[: last + 1].encode("utf-8")[:-1]
+    assert cut.decode("utf-8", errors="ignore") == page[:last]
+    assert detect_encoding(cut, "text/html") == "utf-8"
+    # UTF-8 at first, but GB bytes further on (beyond any prefix a check
+    # might stop at): the declaration stands.
+    mixed = body + ("<p>" + chinese.paragraphs[0] * 50 + "</p>").encode("gb2312")
+    assert detect_encoding(mixed, "text/html") == "gb18030"
+    # A stray invalid byte in the middle, not at the end, is not a cut.
+    broken = body[: len(body) // 2] + b"\xff" + body[len(body) // 2 :]
+    assert detect_encoding(broken, "text/html") == "gb18030"
+
+
 def test_byte_order_mark_wins_and_is_stripped():
     text = news("UTF-8")
     page = news_page(text)

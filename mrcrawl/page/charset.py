@@ -8,7 +8,10 @@ text back, so all of them see the same characters.
 The choice follows browsers (WHATWG Encoding and HTML standards): what
 the page declares (charset_labels.py: a byte order mark, the HTTP
 Content-Type charset, a <meta> found by the standard's prescan, an XML
-declaration), else statistical detection (charset_detection.py).
+declaration), else statistical detection (charset_detection.py).  One
+departure: a <meta> or XML declaration of a legacy charset loses to the
+bytes when they are valid UTF-8 with some non-ASCII (a copied template's
+leftover); a BOM and the HTTP header are obeyed as they are.
 """
 from __future__ import annotations
 
@@ -19,7 +22,8 @@ from mrcrawl.store.records import body_bytes
 
 def detect_encoding(body: bytes, content_type: str | None) -> str:
     """The Python codec that decodes this page, as a browser would choose it:
-    what the page declares (BOM, HTTP header, <meta>, XML declaration), else
+    what the page declares (BOM, HTTP header, <meta>, XML declaration; a
+    legacy <meta> or XML declaration on valid UTF-8 bytes gives UTF-8), else
     statistical detection."""
     return declared_encoding(body, content_type) or guess_encoding(body)
 

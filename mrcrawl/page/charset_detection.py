@@ -1,8 +1,11 @@
 """Statistical charset detection, for a page that declares no charset.
 
-charset_normalizer proposes codecs; each candidate's decoding of the page's
-text (markup removed) is scored for how plausible its letters are in some
-language, and the most plausible wins.
+charset_normalizer reads the page's text (markup removed) and names a
+codec.  Its answer stands when it is a multi-byte codec or decodes letters
+of a non-Latin script; when it reads the page as Latin-script text, the
+candidates are re-scored for how plausible their letters are in some
+language, which tells the Latin code pages apart better than the library
+(README, "Charset detection").
 """
 from __future__ import annotations
 
@@ -12,9 +15,11 @@ from collections import Counter
 
 import charset_normalizer
 from charset_normalizer.constant import FREQUENCIES
+from charset_normalizer.utils import is_multi_byte_encoding
 
 from mrcrawl.page.charset_labels import (
     DEFAULT_ENCODING,
+    NON_ASCII_BYTE,
     best_sibling,
     canonical_codec_name,
     codec_for_label,
@@ -45,7 +50,6 @@ _MARKUP = re.compile(
     rb"|<[A-Za-z/!?][^>]*(?:>|\Z)",
     re.IGNORECASE | re.DOTALL,
 )
-_NON_ASCII_BYTE = re.compile(rb"[\x80-\xff]")
 _SPACE_RUNS = re.compile(rb"[\t\n\r ]{2,}")
 
 
@@ -291,23 +295,56 @@ _CANDIDATE_CODECS = (
 _TIE = 0.01
 
 
+def _whole_characters(data: bytes) -> bytes:
+    """`data` up to its last byte below 0x40 when it ends in a non-ASCII
+    byte: a body cut at max_page_bytes, or a sample cut short, may end
+    inside a multi-byte character, and charset_normalizer drops every
+    codec that cannot decode the end.  No multi-byte codec of the web uses
+    a byte below 0x40 inside a character, save GB18030's rare four-byte ones."""
+    if data[-1:] < b"\x80":
+        return data
+    return data.rstrip(_NOT_BELOW_0X40) or data
+
+
+_NOT_BELOW_0X40 = bytes(range(0x40, 0x100))
+_NON_LATIN_SHAPES = frozenset("gGcChrtkj")
+
+
+def _reads_as_latin(text: str) -> bool:
+    """Whether every letter of `text` is Latin (or it has none)."""
+    return not _NON_LATIN_SHAPES & set(text.translate(_SHAPE_TABLE))
+
+
 def guess_encoding(body: bytes) -> str:
     """Statistical detection for a page that declares no charset."""
     window = body[:DETECTION_WINDOW]
-    if not _NON_ASCII_BYTE.search(window):
-        return DEFAULT_ENCODING
-    if decode_prefix(window, "utf-8") is not None:
-        # Legacy multi-byte text is almost never valid UTF-8 by chance.
+    if b"\x1b" not in window and decode_prefix(window, "utf-8") is not None:
+        # ASCII, or UTF-8: legacy multi-byte text is almost never valid
+        # UTF-8 by chance.  (ISO-2022-JP is ASCII bytes with escapes.)
         return "utf-8"
     text = page_text_bytes(body)
-    if not _NON_ASCII_BYTE.search(text):
+    if not NON_ASCII_BYTE.search(text):
         # All the non-ASCII bytes sit in markup (attribute values, scripts).
         text = window
+    text = _whole_characters(text)
+    # The declarations a page holds were read already (charset_labels.py);
+    # one the prescan does not reach is ignored, as browsers ignore it.
+    matches = charset_normalizer.from_bytes(text, preemptive_behaviour=False)
+    best = matches.best()
+    codec = codec_for_label(best.encoding) if best else None
+    if codec and (is_multi_byte_encoding(best.encoding) or not _reads_as_latin(str(best)[:SCORING_SAMPLE])):
+        return best_sibling(body, codec)
     proposals = []
-    for match in charset_normalizer.from_bytes(text):
+    for match in matches:
         codec = codec_for_label(match.encoding)
         if codec and codec not in proposals:
             proposals.append(codec)
+    return best_sibling(body, _most_plausible(text, proposals))
+
+
+def _most_plausible(text: bytes, proposals: list[str]) -> str:
+    """The codec, of the web's common ones and the proposals, whose
+    decoding of `text` is the most plausible writing."""
     candidates = [canonical_codec_name(codec) for codec in _CANDIDATE_CODECS]
     candidates += [codec for codec in proposals if codec not in candidates]
     scoring_text = text[:SCORING_SAMPLE]
@@ -322,7 +359,7 @@ def guess_encoding(body: bytes) -> str:
     previews = {codec: _score(text_in_codec[:PREVIEW_CHARS]) for codec, text_in_codec in decoded.items()}
     ranked = sorted(previews.values(), reverse=True)
     if len(ranked) > 1 and ranked[0] - ranked[1] >= CLEAR_LEAD:
-        return best_sibling(body, max(previews, key=previews.get))
+        return max(previews, key=previews.get)
     cutoff = ranked[:FINALISTS][-1] - _TIE
     best_codec, best_score = None, float("-inf")
     for codec, text_in_codec in decoded.items():
@@ -331,6 +368,4 @@ def guess_encoding(body: bytes) -> str:
         score = _score(text_in_codec) if len(text_in_codec) > PREVIEW_CHARS else previews[codec]
         if score > best_score + _TIE:
             best_codec, best_score = codec, score
-    return best_sibling(body, best_codec)
-
-
+    return best_codec

@@ -151,6 +151,9 @@ _SIBLING_CODECS = {
 }
 
 
+NON_ASCII_BYTE = re.compile(rb"[\x80-\xff]")
+
+
 def decode_prefix(data: bytes, codec: str) -> str | None:
     """`data` decoded, or None if it holds an invalid sequence.  An
     incomplete final character, as a body cut at max_page_bytes ends
@@ -375,7 +378,10 @@ def declared_encoding(body: bytes, content_type: str | None) -> str | None:
     Order: BOM, HTTP Content-Type charset, <meta> prescan of the first
     bytes, then an XML declaration.  A BOM is checked first because browsers
     let it override the header.  A label that maps to no usable codec falls
-    through to the next step.
+    through to the next step.  The header is obeyed, as browsers obey it;
+    but a <meta> or XML declaration of a legacy charset on a body that has
+    non-ASCII bytes and is valid UTF-8 throughout (a character cut at the
+    very end aside) is a template's leftover: the page is UTF-8.
     """
     bom = bom_encoding(body)
     if bom:
@@ -384,6 +390,13 @@ def declared_encoding(body: bytes, content_type: str | None) -> str | None:
     if codec:
         return codec
     head = body[:PRESCAN_BYTES]
-    return _usable_declared_codec(meta_charset_label(head), body) or _usable_declared_codec(
+    codec = _usable_declared_codec(meta_charset_label(head), body) or _usable_declared_codec(
         xml_declaration_label(head), body
     )
+    if (codec and not codec.startswith("utf") and NON_ASCII_BYTE.search(body)
+            and decode_prefix(body, "utf-8") is not None):
+        # Legacy text with non-ASCII bytes is almost never valid UTF-8 by
+        # chance; a body cut inside a character is still valid up to it.
+        return "utf-8"
+    return codec
+
