@@ -3,9 +3,12 @@
     python -m mrcrawl.bench.extraction [--languages zh,ja] [--per-language N]
                                        [--extractors mrcrawl,trafilatura] [--repeat N]
                                        [--json FILE] [--write-pages DIR]
+    python -m mrcrawl.bench.extraction --real DIR [--datasets cleaneval,dragnet] ...
 
 Scores each extractor on the generated corpus (corpus.py) against the
-article text each page is known to hold.  The competitors are optional
+article text each page is known to hold, or with --real on the real pages
+of public extraction datasets cloned under DIR (real_pages.py).  The
+competitors are optional
 (`pip install -e '.[bench]'`, with a pip newer than the 23.2 that Python
 3.11 bundles: that one's resolver fails on lxml[html_clean], which the
 competitors spell two ways); one that is not installed is listed as such.
@@ -23,6 +26,8 @@ Arabic, Hangul...) is split into words.
 
 Speed is pages per second from decoded text to main text, parse
 included, one thread, the best of `--repeat` passes over the corpus.
+On real pages, a page is "lost" when its truth holds prose (PROSE_TOKENS
+tokens or more) and the extraction recalls less than a tenth of it.
 """
 from __future__ import annotations
 
@@ -39,7 +44,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from mrcrawl.bench import real_pages
 from mrcrawl.bench.corpus import HELD_OUT_LAYOUTS, LANGUAGES, LAYOUTS, PAGES_PER_LANGUAGE, BenchPage, corpus
+from mrcrawl.bench.real_pages import DATASETS, GROUP_LANGUAGES, RealPage
 
 # Han (with extensions and compatibility ideographs), kana, CJK symbols' letters.
 _CJK = "\u3005\u3007\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
@@ -151,34 +158,70 @@ def available(extractor: Extractor) -> bool:
 # Running
 
 
+PROSE_TOKENS = 50  # a truth this long holds prose: extracting none of it loses the page
+
+
 @dataclass
 class Result:
     extractor: str
-    pages: list[dict]  # name, language, layout, precision, recall, f1
-    pages_per_second: float
+    # The page's labels (name, language, layout; or dataset, name, group), its
+    # precision, recall, f1, truth_tokens, and seconds in the fastest pass.
+    pages: list[dict]
+    errors: int = 0  # pages the extractor raised on, scored as empty
 
-    def summary(self, language: str | None = None, layouts=None) -> Score:
-        rows = [row for row in self.pages
-                if (language is None or row["language"] == language) and (layouts is None or row["layout"] in layouts)]
+    def rows(self, key: str | None = None, *values: str) -> list[dict]:
+        """The pages whose `key` is one of `values`; all of them without a key."""
+        return self.pages if key is None else [row for row in self.pages if row[key] in values]
+
+    def summary(self, key: str | None = None, *values: str) -> Score:
+        rows = self.rows(key, *values)
         if not rows:
             return Score(float("nan"), float("nan"), float("nan"))
-        return Score(*(statistics.fmean(row[key] for row in rows) for key in ("precision", "recall", "f1")))
+        return Score(*(statistics.fmean(row[metric] for row in rows) for metric in ("precision", "recall", "f1")))
+
+    def speed(self, key: str | None = None, *values: str) -> float:
+        rows = self.rows(key, *values)
+        return len(rows) / max(sum(row["seconds"] for row in rows), 1e-9)
+
+    def lost(self, key: str | None = None, *values: str) -> int:
+        return sum(row["truth_tokens"] >= PROSE_TOKENS and row["recall"] < 0.1 for row in self.rows(key, *values))
+
+    @property
+    def pages_per_second(self) -> float:
+        return self.speed()
 
 
-def run(extractor: Extractor, pages: list[BenchPage], repeat: int = 3) -> Result:
-    outputs = [extractor.extract(page.html, page.language) for page in pages]  # also warms imports up
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        for page in pages:
-            extractor.extract(page.html, page.language)
-        best = min(best, time.perf_counter() - start)
+def _labels(page: BenchPage | RealPage) -> dict:
+    return {key: value for key, value in vars(page).items() if key not in ("html", "truth")}
+
+
+def run(extractor: Extractor, pages: list[BenchPage | RealPage], repeat: int = 3) -> Result:
+    """Scores one extractor: each of `repeat` passes times every page; the
+    fastest pass's times count."""
+    extractor.extract(pages[0].html, pages[0].language)  # warms imports up
+    best, failed, started = None, set(), time.perf_counter()
+    for number in range(1, repeat + 1):
+        outputs, seconds = [], []
+        for index, page in enumerate(pages):
+            start = time.perf_counter()
+            try:
+                outputs.append(extractor.extract(page.html, page.language))
+            except Exception:  # a library failing on one page is that page's score, not the run's end
+                outputs.append("")
+                failed.add(index)
+            seconds.append(time.perf_counter() - start)
+            if len(seconds) % 500 == 0 or len(seconds) == len(pages):
+                print(f"{extractor.name}: pass {number}/{repeat}, {len(seconds)}/{len(pages)} pages, "
+                      f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+        if best is None or sum(seconds) < sum(best):
+            best = seconds
     rows = []
-    for page, output in zip(pages, outputs):
-        page_score = score(output, "\n".join(page.truth))
-        rows.append({"name": page.name, "language": page.language, "layout": page.layout,
-                     "precision": page_score.precision, "recall": page_score.recall, "f1": page_score.f1})
-    return Result(extractor.name, rows, len(pages) / max(best, 1e-9))
+    for page, output, page_seconds in zip(pages, outputs, best):
+        truth = "\n".join(page.truth)
+        page_score = score(output, truth)
+        rows.append({**_labels(page), "precision": page_score.precision, "recall": page_score.recall,
+                     "f1": page_score.f1, "truth_tokens": len(tokens(truth)), "seconds": page_seconds})
+    return Result(extractor.name, rows, len(failed))
 
 
 def report(results: list[Result], languages: list[str], missing: list[str]) -> str:
@@ -188,7 +231,7 @@ def report(results: list[Result], languages: list[str], missing: list[str]) -> s
     ]
     for result in results:
         overall = result.summary()
-        held_out = result.summary(layouts=HELD_OUT_LAYOUTS)
+        held_out = result.summary("layout", *HELD_OUT_LAYOUTS)
         held_out_f1 = "-" if math.isnan(held_out.f1) else f"{held_out.f1:.3f}"
         lines.append(f"{result.extractor:<18}{overall.precision:7.3f}{overall.recall:7.3f}{overall.f1:7.3f}"
                      f"{held_out_f1:>14}{result.pages_per_second:10.0f}")
@@ -197,7 +240,7 @@ def report(results: list[Result], languages: list[str], missing: list[str]) -> s
     for result in results:
         cells = []
         for language in languages:
-            s = result.summary(language)
+            s = result.summary("language", language)
             cells.append(f"{s.precision:.2f} / {s.recall:.2f} / {s.f1:.2f}".rjust(20))
         lines.append(f"{result.extractor:<18}" + "".join(cells))
     layouts = [layout for layout in LAYOUTS if any(row["layout"] == layout for row in results[0].pages)] if results else []
@@ -206,15 +249,20 @@ def report(results: list[Result], languages: list[str], missing: list[str]) -> s
                   f"{layout + ('*' if layout in HELD_OUT_LAYOUTS else ''):>12}" for layout in layouts)]
     for result in results:
         lines.append(f"{result.extractor:<18}" + "".join(
-            f"{result.summary(layouts=(layout,)).f1:12.3f}" for layout in layouts))
+            f"{result.summary('layout', layout).f1:12.3f}" for layout in layouts))
     if missing:
         lines += ["", "not installed (pip install -e '.[bench]'): " + ", ".join(missing)]
     return "\n".join(lines)
 
 
-def _figures(summary: Score) -> dict:
-    """A score as JSON: null where no page was scored (JSON has no NaN)."""
-    return {key: None if math.isnan(value) else value for key, value in summary.__dict__.items()}
+def _figures(result: Result, key: str | None = None, *values: str) -> dict:
+    """The scores of some pages as JSON: null where no page was scored (JSON has no NaN)."""
+    figures = {name: None if math.isnan(value) else value for name, value in result.summary(key, *values).__dict__.items()}
+    return {**figures, "lost": result.lost(key, *values), "pages_per_second": result.speed(key, *values)}
+
+
+def _breakdown(result: Result, key: str, values) -> dict:
+    return {value: _figures(result, key, value) for value in values}
 
 
 def as_json(results: list[Result], pages: list[BenchPage]) -> dict:
@@ -227,10 +275,10 @@ def as_json(results: list[Result], pages: list[BenchPage]) -> dict:
         "held_out_layouts": [layout for layout in HELD_OUT_LAYOUTS if layout in layouts],
         "extractors": {
             result.extractor: {
-                "overall": _figures(result.summary()),
-                "per_language": {language: _figures(result.summary(language)) for language in languages},
-                "per_layout": {layout: _figures(result.summary(layouts=(layout,))) for layout in layouts},
-                "held_out_layouts": _figures(result.summary(layouts=HELD_OUT_LAYOUTS)),
+                "overall": _figures(result),
+                "per_language": _breakdown(result, "language", languages),
+                "per_layout": _breakdown(result, "layout", layouts),
+                "held_out_layouts": _figures(result, "layout", *HELD_OUT_LAYOUTS),
                 "pages_per_second": result.pages_per_second,
                 "pages": result.pages,
             }
@@ -239,23 +287,120 @@ def as_json(results: list[Result], pages: list[BenchPage]) -> dict:
     }
 
 
+# --------------------------------------------------------------------------
+# Real pages: figures overall, per dataset and per language group
+
+
+RIVALS = ("trafilatura", "readability")  # the targets: F1 at least the best of them, 5x faster than both
+
+
+def _present(pages: list[RealPage], key: str, order) -> dict[str, int]:
+    counts = Counter(getattr(page, key) for page in pages)
+    return {value: counts[value] for value in order if counts[value]}
+
+
+def comparison(results: list[Result], datasets) -> dict:
+    """Per dataset: our F1 minus the best rival's, our speed over the faster rival's."""
+    by_name = {result.extractor: result for result in results}
+    rivals = [by_name[name] for name in RIVALS if name in by_name]
+    if "mrcrawl" not in by_name or not rivals:
+        return {}
+    ours, rows = by_name["mrcrawl"], {}
+    for dataset in ["all", *datasets]:
+        where = ("dataset", dataset) if dataset != "all" else ()
+        best = max(rivals, key=lambda rival: rival.summary(*where).f1)
+        faster = max(rivals, key=lambda rival: rival.speed(*where))
+        rows[dataset] = {
+            "f1": ours.summary(*where).f1, "best": best.extractor, "best_f1": best.summary(*where).f1,
+            "f1_difference": ours.summary(*where).f1 - best.summary(*where).f1,
+            "faster": faster.extractor, "speed_ratio": ours.speed(*where) / faster.speed(*where),
+        }
+    return rows
+
+
+def real_report(results: list[Result], pages: list[RealPage], skipped: Counter, missing: list[str]) -> str:
+    datasets, groups = _present(pages, "dataset", DATASETS), _present(pages, "group", GROUP_LANGUAGES)
+    lines = [f"{len(pages)} real pages: " + ", ".join(f"{name} {count}" for name, count in datasets.items())
+             + "; language groups: " + ", ".join(f"{name} {count}" for name, count in groups.items())]
+    lines += [f"skipped: {count} {dataset} ({reason})" for (dataset, reason), count in sorted(skipped.items())]
+    sections = [("Overall (mean over pages)", None, "")]
+    sections += [(f"dataset {name} ({count} pages)", "dataset", name) for name, count in datasets.items()]
+    sections += [(f"language group {name} ({count} pages)", "group", name) for name, count in groups.items()]
+    for title, key, value in sections:
+        lines += ["", title, f"{'extractor':<18}{'P':>7}{'R':>7}{'F1':>7}{'lost':>6}{'pages/s':>10}"]
+        for result in results:
+            where = (key, value) if key else ()
+            s = result.summary(*where)
+            lines.append(f"{result.extractor:<18}{s.precision:7.3f}{s.recall:7.3f}{s.f1:7.3f}"
+                         f"{result.lost(*where):6d}{result.speed(*where):10.0f}")
+    lines += ["", f"lost: the truth holds prose ({PROSE_TOKENS} tokens or more) and the extraction recalls < 0.1 of it"]
+    lines += [f"pages {result.extractor} raised an error on (scored as empty): {result.errors}"
+              for result in results if result.errors]
+    rows = comparison(results, datasets)
+    if rows:
+        rivals = " and ".join(result.extractor for result in results if result.extractor in RIVALS)
+        lines += ["", f"mrcrawl against the best of {rivals} (targets: F1 difference >= 0, speed >= 5x)"]
+        for dataset, row in rows.items():
+            lines.append(f"{dataset:<16} F1 {row['f1']:.3f} - {row['best_f1']:.3f} {row['best']:<12} = "
+                         f"{row['f1_difference']:+.3f}   speed {row['speed_ratio']:5.1f}x {row['faster']}")
+    if missing:
+        lines += ["", "not installed (pip install -e '.[bench]'): " + ", ".join(missing)]
+    return "\n".join(lines)
+
+
+def real_json(results: list[Result], pages: list[RealPage], skipped: Counter) -> dict:
+    datasets, groups = _present(pages, "dataset", DATASETS), _present(pages, "group", GROUP_LANGUAGES)
+    return {
+        "pages": len(pages),
+        "datasets": datasets,
+        "groups": groups,
+        "skipped": [{"dataset": dataset, "reason": reason, "pages": count}
+                    for (dataset, reason), count in sorted(skipped.items())],
+        "prose_tokens": PROSE_TOKENS,
+        "extractors": {
+            result.extractor: {
+                **_figures(result),
+                "errors": result.errors,
+                "per_dataset": _breakdown(result, "dataset", datasets),
+                "per_group": _breakdown(result, "group", groups),
+                "pages": result.pages,
+            }
+            for result in results
+        },
+        "comparison": comparison(results, datasets),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mrcrawl.bench.extraction", description=__doc__.split("\n\n")[0])
     parser.add_argument("--languages", default=",".join(LANGUAGES), help="comma-separated, of " + ",".join(LANGUAGES))
     parser.add_argument("--per-language", type=int, default=PAGES_PER_LANGUAGE, help="pages per language")
     parser.add_argument("--extractors", default=",".join(e.name for e in EXTRACTORS))
-    parser.add_argument("--repeat", type=int, default=3, help="timed passes; the fastest counts")
+    parser.add_argument("--repeat", type=int, help="timed passes; the fastest counts (default 3; 1 with --real)")
     parser.add_argument("--json", type=Path, help="write the figures, per page too, to this file")
     parser.add_argument("--write-pages", type=Path, help="also write the corpus's HTML and truth here")
+    parser.add_argument("--real", type=Path, help="score the real pages of the datasets cloned in this directory")
+    parser.add_argument("--datasets", default=",".join(DATASETS), help="with --real: comma-separated, of "
+                        + ",".join(DATASETS))
     args = parser.parse_args(argv)
+    args.repeat = args.repeat if args.repeat is not None else 1 if args.real else 3
     languages = [language for language in args.languages.split(",") if language]
     unknown = set(languages) - set(LANGUAGES)
     known = {extractor.name: extractor for extractor in EXTRACTORS}
     names = [name for name in args.extractors.split(",") if name]
     unknown |= set(names) - set(known)
+    datasets = [dataset for dataset in args.datasets.split(",") if dataset]
+    unknown |= set(datasets) - set(DATASETS)
     if unknown or args.per_language < 1 or args.repeat < 1:
         parser.error(f"unknown: {', '.join(sorted(unknown))}" if unknown else "counts must be at least 1")
-    pages = corpus(languages, args.per_language)
+    if args.real:
+        if args.write_pages:
+            parser.error("--write-pages writes the generated corpus; the real pages are in their checkouts")
+        pages, skipped = real_pages.load(args.real, datasets)
+        if not pages:
+            parser.error(f"no dataset found in {args.real} (see mrcrawl/bench/real_pages.py)")
+    else:
+        pages = corpus(languages, args.per_language)
     if args.write_pages:
         args.write_pages.mkdir(parents=True, exist_ok=True)
         for page in pages:
@@ -268,11 +413,15 @@ def main(argv: list[str] | None = None) -> int:
             results.append(run(extractor, pages, args.repeat))
         else:
             missing.append(name)
-    print(f"{len(pages)} pages: {', '.join(languages)}; layouts {', '.join(sorted({p.layout for p in pages}))}")
-    print(report(results, languages, missing))
+    if args.real:
+        print(real_report(results, pages, skipped, missing))
+        figures = real_json(results, pages, skipped)
+    else:
+        print(f"{len(pages)} pages: {', '.join(languages)}; layouts {', '.join(sorted({p.layout for p in pages}))}")
+        print(report(results, languages, missing))
+        figures = as_json(results, pages)
     if args.json:
-        figures = json.dumps(as_json(results, pages), ensure_ascii=False, indent=1, allow_nan=False)
-        args.json.write_text(figures + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps(figures, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
     return 0
 
 
