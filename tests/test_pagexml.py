@@ -240,13 +240,23 @@ def test_comments_and_teasers_without_telling_names_are_left_out():
         for n, text in enumerate(PROSE)
     )
     teasers = "".join(f'<div class="t"><a href="/s{n}">Story {n}</a><p>{text}</p></div>' for n, text in enumerate(PROSE))
-    body = (f'<div class="a1"><h1>Headline</h1><div class="b2"><p>{PROSE[0]}</p><p>{PROSE[1]}</p>'
-            f'<p>Short one.</p></div>'
+    story = "".join(f"<p>{text}</p>" for text in PROSE * 2)
+    body = (f'<div class="a1"><h1>Headline</h1><div class="b2">{story}<p>Short one.</p></div>'
             f'<div class="c3"><a href="/1">Link one</a> <a href="/2">Link two</a> <a href="/3">Link three</a></div>'
             f'<div class="d4">{teasers}</div><div class="e5">{comments}</div></div>'
             f'<div class="f6"><p>{PROSE[2]}</p></div>')
     text = main_text(parse_html(article(body, "<title>Headline</title>")))
-    assert text.split("\n") == [PROSE[0], PROSE[1], "Short one."]
+    assert text.split("\n") == [*PROSE * 2, "Short one."]
+
+
+def test_a_region_with_a_small_share_of_the_prose_is_widened_to_its_parent():
+    # An article cut into parts at different depths: the container with the
+    # most prose holds under 30% of the page's, so its parent is the article.
+    parts = [f"<div><p>{text}</p><p>{text}</p></div>" for text in PROSE]
+    body = (f'<div class="story"><h1>Headline</h1><div class="lead">{parts[0]}</div>{parts[1]}{parts[2]}</div>'
+            f'<div class="f6"><p>{PROSE[0]}</p></div>')
+    text = main_text(parse_html(article(body, "<title>Headline</title>")))
+    assert text.split("\n") == [text for text in PROSE for _ in range(2)]
 
 
 def test_paragraphs_split_by_line_breaks_in_a_table_cell():
@@ -295,6 +305,72 @@ def test_class_names_are_matched_as_words():
         '<div id="main_menu"><p>Dropped: menu</p></div>'
     ))
     assert text == "Kept: canvas is not nav\nKept: commentary is not comment"
+
+
+# The wrappers that held whole real pages (CleanEval, CleanPortalEval, Dragnet).
+WRAPPERS = [
+    '<div id="ad-portal">{}</div>',
+    '<div class="l-sidebar-fixed">{}</div>',
+    '<div class="theiaStickySidebar">{}</div>',
+    '<div id="content-sidebar-wrap">{}</div>',
+    '<div class="i-nav_drawer_slide">{}</div>',
+    '<div class="share_wrapper">{}</div>',
+    '<form id="Form1" method="post" action="page.aspx">{}</form>',
+    '<header>{}</header>',  # an unclosed <header> holds the page in tag soup
+]
+
+
+@pytest.mark.parametrize("wrapper", WRAPPERS, ids=lambda w: w.split(">")[0][1:])
+def test_a_boilerplate_word_on_the_article_s_wrapper_does_not_drop_it(wrapper):
+    story = "".join(f"<p>{text}</p>" for text in PROSE)
+    inside = (f'<div class="share-bar"><a href="/s">Share</a> <span>on the social web, with a long label</span></div>'
+              f'<h1>Headline</h1><div class="story">{story}</div>'
+              f'<div class="comments"><p>{PROSE[0]} I agree with every word.</p></div>')
+    body = ('<div class="cookie-banner"><p>We use cookies to make this site work and to measure how it is used.</p></div>'
+            + wrapper.format(inside))
+    text = main_text(parse_html(article(body, "<title>Headline</title>")))
+    assert text.split("\n") == list(PROSE)  # the leaves inside the wrapper are still dropped
+
+
+def test_a_comment_thread_longer_than_the_article_is_not_its_wrapper():
+    comments = "".join(f'<div class="c"><p>{text} {text}</p></div>' for text in PROSE * 2)
+    body = f'<div class="post"><p>{PROSE[0]}</p></div><div id="comments">{comments}</div>'
+    assert main_text(parse_html(article(body))) == PROSE[0]
+
+
+def test_a_sidebar_longer_than_the_article_is_not_its_wrapper():
+    sidebar = "".join(f"<p>{text}</p>" for text in PROSE * 2)
+    body = f'<div class="post"><p>{PROSE[1]}</p></div><aside><div class="widget">{sidebar}</div></aside>'
+    assert main_text(parse_html(article(body))) == PROSE[1]
+
+
+def test_text_in_links_that_go_nowhere_is_text():
+    story = "".join(f'<p><a href="javascript:void(0)">{text}</a></p>' for text in PROSE)
+    body = f'<div class="story">{story}</div><p><a name="end">{PROSE[0]}</a></p>'
+    text = main_text(parse_html(article(body))).split("\n")
+    assert text[:3] == list(PROSE)
+
+
+def test_a_post_s_topic_classes_are_not_boilerplate():
+    # WordPress classes a post by its categories and tags.
+    story = "".join(f"<p>{text}</p>" for text in PROSE)
+    body = (f'<div class="post entry-category-social_media tag-ads">{story}</div>'
+            f'<div class="sidebar"><p>{PROSE[0]}</p></div>')
+    assert main_text(parse_html(article(body))).split("\n") == list(PROSE)
+
+
+def test_a_heading_slug_is_not_a_boilerplate_name():
+    # Documentation generators name sections after their headings.
+    story = "".join(f"<p>{text}</p>" for text in PROSE)
+    body = (f'<div class="section" id="setting-up"><h2>Setting up</h2>{story}</div>'
+            f'<div class="section" id="sharing-with-a-single-developer"><h2>Sharing</h2>{story}</div>')
+    assert main_text(parse_html(article(body))).split("\n") == ["Setting up", *PROSE, "Sharing", *PROSE]
+
+
+def test_a_list_of_long_teasers_does_not_outweigh_the_article():
+    teasers = "".join(f"<li>{text}</li>" for text in PROSE)  # more prose than the article's two paragraphs
+    body = f'<div class="rail"><ul>{teasers}</ul></div><div class="story"><p>{PROSE[0]}</p><p>{PROSE[1]}</p></div>'
+    assert main_text(parse_html(article(body))).split("\n") == [PROSE[0], PROSE[1]]
 
 
 def test_boilerplate_names_on_every_element_do_not_empty_the_page():

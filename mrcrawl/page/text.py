@@ -2,13 +2,15 @@
 date, and its main text, from its lxml tree.
 
 Main text keeps what a reader comes for: the article's paragraphs, one per
-line, with whitespace collapsed inside each.  It is found in three steps:
+line, with whitespace collapsed inside each.  It is found in four steps:
 
 1. The page is cut into blocks, as a browser lays it out: a block element's
-   start and end close a paragraph, a <br> does too.  Scripts, styles,
-   navigation, headers, footers, sidebars, forms, hidden elements and
-   elements whose class or id names boilerplate (menu, cookie banner, share
-   buttons, comments, adverts...) are left out whole.
+   start and end close a paragraph, a <br> does too.  Scripts, styles and
+   embedded objects are left out.  Blocks inside <nav>, <header>, <footer>,
+   <aside>, hidden elements and elements whose class or id names
+   boilerplate (menu, sidebar, cookie banner, share buttons, comments,
+   adverts...) are marked; marked inline elements (an ad <span>) are left
+   out whole.
 2. The article is where the long paragraphs are.  Each block of real prose
    (long enough, and mostly not link text) credits its weight to its
    container: the element whose children the paragraphs are.  The container
@@ -16,14 +18,22 @@ line, with whitespace collapsed inside each.  It is found in three steps:
    siblings that hold prose too (an article cut into sections, or into one
    wrapper per paragraph).  Comments, related-story teasers and footers are
    elsewhere in the tree, and each comment sits in its own wrapper, so they
-   do not add up to an article.
-3. Inside that region every block is kept, short ones too (subheadings, a
+   do not add up to an article.  A region holding under MIN_REGION_SHARE of
+   the page's prose is widened to its parent.
+3. Marks are for leaves, not wrappers.  The article is first looked for
+   without the marked blocks.  When what is found holds a small share of
+   the page's prose (MIN_ARTICLE_SHARE), a mark was on the article's
+   wrapper (div#ad-portal, .content-with-sidebar-wrp, an ASP.NET <form>):
+   then only the marked elements that hold a small share of the prose are
+   left out, and the article is looked for again.
+4. Inside the region every block is kept, short ones too (subheadings, a
    one-line paragraph), except link lists ("read also", tags, share
    buttons) and the headline, which the XML holds in its own element.
 
 A page with no block of prose (a home page, a stub) keeps all its blocks
-but links and the headline.  The benchmark in mrcrawl.bench.extraction
-measures these rules against trafilatura, readability-lxml and jusText.
+but marked ones, links and the headline.  `python -m mrcrawl.bench.extraction`
+measures these rules against trafilatura, readability-lxml and jusText on
+generated pages and on real pages with human-made truth.
 """
 from __future__ import annotations
 
@@ -36,19 +46,24 @@ from lxml import etree
 
 # Elements whose content is never page text.
 SKIPPED_TAGS = frozenset(
-    "script style noscript template nav header footer aside form iframe frame frameset "
+    "script style noscript template iframe frame frameset "
     "head title svg math canvas object embed applet audio video map select button "
     "textarea dialog".split()
 )
 # Skipped elements that browsers lay out as blocks: the text around them
 # is two paragraphs.
-_SKIPPED_BLOCK_TAGS = frozenset("nav header footer aside form dialog frameset iframe".split())
-# Elements that start a new paragraph.
+_SKIPPED_BLOCK_TAGS = frozenset("dialog frameset iframe".split())
+# Elements that start a new paragraph.  <form> is one of them, not a
+# skipped tag: ASP.NET pages wrap the whole page in <form id="Form1">.
 BLOCK_TAGS = frozenset(
     "p div h1 h2 h3 h4 h5 h6 li ul ol dl dt dd table thead tbody tfoot tr td th caption "
     "blockquote pre section article main figure figcaption address center details "
-    "summary fieldset legend hr br body html menu dir".split()
+    "summary fieldset legend hr br body html menu dir form nav header footer aside".split()
 )
+# Elements that mark boilerplate by their tag, as class and id words do by
+# their names: small ones are dropped, but tag soup can leave the whole
+# page inside an unclosed <header>.
+MARKED_TAGS = frozenset("nav header footer aside".split())
 # Table cells are blocks too: a layout table puts the menu, the article and
 # the sidebar side by side in cells, and a data table's cells are fields.
 CELL_TAGS = frozenset(("td", "th"))
@@ -60,13 +75,24 @@ BOILERPLATE_WORDS = frozenset(
     "cookie cookies consent gdpr share sharing social comment comments "
     "advert adverts advertisement advertising ad ads adsense sponsor sponsored "
     "promo banner popup modal newsletter subscribe related pagination pager "
-    "toolbar skip masthead".split()
+    "toolbar skip masthead respond commentform foot profile bio about".split()
 )
+# Of those, the words of a comment thread: a thread outweighs a short
+# article, but it is never the wrapper of the page (_without_boilerplate).
+COMMENT_WORDS = frozenset("comment comments respond commentform".split())
 # Containers of the main content itself: never dropped for their names
 # (a <body class="has-sidebar"> must not take the whole page with it).
 _NEVER_BOILERPLATE = frozenset(("html", "body", "main", "article"))
 _NAME_WORDS = re.compile(r"[a-z]+")
+# A lower-case hyphenated name of more words is the slug of a heading or a
+# title ("sharing-with-a-single-developer"), not a component's name
+# (ASP.NET's "ctl00_RightColumn_ucMostCommented" is one).
+MAX_NAME_WORDS = 4
+_SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)+")
 _CAMEL_CASE = re.compile(r"(?<=[a-z])(?=[A-Z])")
+# WordPress and its kin class a post by its categories and tags
+# ("category-social", "tag-ads"): topics, not boilerplate.
+_TAXONOMY_CLASSES = re.compile(r"\b(?:category|tag)-\S*")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 
 # A block is prose when its text outside links weighs this much.  Han and
@@ -76,6 +102,18 @@ PROSE_WEIGHT = 60
 _CJK_CHARACTERS = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 # A block with more of its characters in links than this is a link list.
 MAX_LINK_DENSITY = 0.5
+# A marked element (a boilerplate class or id word, or hidden) holding at
+# least this share of the page's prose wraps the article, not boilerplate.
+WRAPPER_SHARE = 2 / 3
+# The article holds at least this share of the page's prose, marked blocks
+# included, or the marks are looked at again (_without_boilerplate).
+MIN_ARTICLE_SHARE = 0.2
+# A container holding the best one is the article when its own prose is
+# worth this share of the best one's.
+NESTED_ARTICLE_SHARE = 0.5
+# The article's region holds at least this share of the page's prose, or
+# it is widened to its parent until it does.
+MIN_REGION_SHARE = 0.3
 
 
 # HTML's whitespace: what browsers collapse.  Other spaces (no-break,
@@ -96,16 +134,43 @@ def collapse_whitespace(text: str) -> str:
 
 
 def _is_boilerplate(element) -> bool:
-    if element.get("hidden") is not None or element.get("aria-hidden") == "true":
+    """Hidden, or named (class or id) as boilerplate."""
+    if not element.keys():  # most elements have no attributes
+        return False
+    get = element.get
+    if get("hidden") is not None or get("aria-hidden") == "true":
         return True
-    style = element.get("style")
+    style = get("style")
     if style and _HIDDEN_STYLE.search(style):
         return True
-    names = " ".join(filter(None, (element.get("class"), element.get("id"))))
-    if not names:
-        return False
-    words = _NAME_WORDS.findall(_CAMEL_CASE.sub(" ", names).lower())
-    return not BOILERPLATE_WORDS.isdisjoint(words)
+    return not BOILERPLATE_WORDS.isdisjoint(_name_words(element))
+
+
+def _is_comments(element) -> bool:
+    return not COMMENT_WORDS.isdisjoint(_name_words(element))
+
+
+def _name_words(element) -> frozenset:
+    """The words of an element's class and id."""
+    names = (element.get("class"), element.get("id"))
+    words = _NAMES_SEEN.get(names)
+    if words is None:
+        if len(_NAMES_SEEN) >= _NAMES_SEEN_LIMIT:  # a page can make every name unique
+            _NAMES_SEEN.clear()
+        text = " ".join(filter(None, names))
+        if "category-" in text or "tag-" in text:
+            text = _TAXONOMY_CLASSES.sub(" ", text)
+        words = _NAMES_SEEN[names] = frozenset(
+            word for name in text.split()
+            for name_words in (_NAME_WORDS.findall(_CAMEL_CASE.sub(" ", name).lower()),)
+            if len(name_words) <= MAX_NAME_WORDS or not _SLUG.fullmatch(name) for word in name_words)
+    return words
+
+
+# Class and id names repeat within a page and across a site's pages: each
+# distinct (class, id) pair is split into words once.
+_NAMES_SEEN: dict[tuple, frozenset] = {}
+_NAMES_SEEN_LIMIT = 50_000
 
 
 # --------------------------------------------------------------------------
@@ -262,6 +327,10 @@ class Block:
     owner: etree._Element  # the innermost block element its text starts in
     link_characters: int
     characters: int  # not counting whitespace
+    # The block elements around it that are hidden or named as boilerplate,
+    # outermost first: whether they are boilerplate is decided by how much
+    # of the page's prose they hold (_without_boilerplate).
+    marked_by: tuple
 
     @property
     def link_density(self) -> float:
@@ -280,80 +349,142 @@ def _non_space_length(text: str) -> int:
     return len(text) - sum(text.count(space) for space in HTML_WHITESPACE)
 
 
-def page_blocks(root, drop_boilerplate_names: bool = True) -> list[Block]:
+def _is_link(anchor) -> bool:
+    """An <a> that goes somewhere.  `javascript:` hrefs and <a name> are
+    text to a reader; some sites put all their paragraphs in them."""
+    href = anchor.get("href")
+    if href is None:
+        return False
+    return href[:1] not in "jJ \t\n\r\f" or not href.lstrip(HTML_WHITESPACE)[:11].lower() == "javascript:"
+
+
+def page_blocks(root) -> list[Block]:
     """The page's blocks in document order (step 1 of the module docstring).
 
     Walks the tree iteratively: pages can be nested thousands deep.
     """
     blocks: list[Block] = []
-    current: list[str] = []
+    current: list[str] = []  # the open paragraph's texts, from its first that is not whitespace
     open_blocks = [root]
+    marked_open: list = []  # the open elements that are marked (step 1), outermost first
     owner = None  # set by the paragraph's first text that is not whitespace
+    marked_by: tuple = ()
     link_characters = 0
     link_depth = 0
+    holding_blocks = None  # the elements with a block element inside, found when first needed
+
+    def holds_blocks(element) -> bool:
+        nonlocal holding_blocks
+        if holding_blocks is None:
+            # One pass up from every block, stopping where an earlier one
+            # passed: linear even in a page of nested <span class="ad">.
+            holding_blocks = set()
+            for block in root.iter(*BLOCK_TAGS):
+                parent = block.getparent()
+                while parent is not None and parent not in holding_blocks:
+                    holding_blocks.add(parent)
+                    parent = parent.getparent()
+        return element in holding_blocks
 
     def add(text: str) -> None:
-        nonlocal owner, link_characters
-        current.append(text)
-        if owner is None and text.strip(HTML_WHITESPACE):
+        nonlocal owner, marked_by, link_characters
+        if owner is None:
+            if not text.strip(HTML_WHITESPACE):
+                return  # whitespace before a paragraph, which collapsing drops
             owner = open_blocks[-1]
+            marked_by = tuple(marked_open) if marked_open else ()
+        current.append(text)
         if link_depth:
             link_characters += _non_space_length(text)
 
     def end_paragraph() -> None:
+        """Closes the open paragraph; only called while one is open."""
         nonlocal owner, link_characters
-        if current:
-            paragraph = collapse_whitespace("".join(current))
-            if paragraph and owner is not None:
-                # Collapsed, the paragraph's only whitespace is single spaces.
-                characters = len(paragraph) - paragraph.count(" ")
-                blocks.append(Block(paragraph, owner, link_characters, characters))
-            current.clear()
+        paragraph = collapse_whitespace("".join(current))
+        current.clear()
+        # Collapsed, the paragraph's only whitespace is single spaces.
+        characters = len(paragraph) - paragraph.count(" ")
+        blocks.append(Block(paragraph, owner, link_characters, characters, marked_by))
         owner = None
         link_characters = 0
 
-    skipped = set()
+    skipped = None  # skip_subtree() makes a skipped element's end the next event
     walker = etree.iterwalk(root, events=("start", "end"))
     for event, element in walker:
         tag = element.tag
         if not isinstance(tag, str):  # comment or processing instruction
             if event == "start":
                 walker.skip_subtree()
-            elif element.tail:
-                add(element.tail)
+            else:
+                tail = element.tail
+                if tail:
+                    add(tail)
             continue
         if event == "start":
-            if tag in SKIPPED_TAGS or (
-                drop_boilerplate_names
-                and tag not in _NEVER_BOILERPLATE
-                and _is_boilerplate(element)
-            ):
+            marked = tag in MARKED_TAGS or (
+                tag not in _NEVER_BOILERPLATE and element.keys() and _is_boilerplate(element))
+            # A marked inline element (a share link, an ad <span>) is a leaf:
+            # dropped here.  One that holds blocks may wrap the article.
+            if tag in SKIPPED_TAGS or (marked and tag not in BLOCK_TAGS and not holds_blocks(element)):
                 walker.skip_subtree()
-                skipped.add(element)
-                if tag in BLOCK_TAGS or tag in _SKIPPED_BLOCK_TAGS:
+                skipped = element
+                if owner is not None and tag in _SKIPPED_BLOCK_TAGS:
                     end_paragraph()
                 continue
+            if marked:
+                marked_open.append(element)
             if tag in BLOCK_TAGS:
-                end_paragraph()
+                if owner is not None:
+                    end_paragraph()
                 open_blocks.append(element)
-            elif tag == "a":
+            elif tag == "a" and _is_link(element):
                 link_depth += 1
-            if element.text:
-                add(element.text)
+            text = element.text
+            if text:
+                add(text)
         else:
-            if element in skipped:
-                skipped.discard(element)
-                if tag in BLOCK_TAGS or tag in _SKIPPED_BLOCK_TAGS:
+            if element is skipped:
+                skipped = None
+                if owner is not None and tag in _SKIPPED_BLOCK_TAGS:
                     end_paragraph()
             elif tag in BLOCK_TAGS:
-                end_paragraph()
+                if owner is not None:
+                    end_paragraph()
                 open_blocks.pop()
-            elif tag == "a":
+            elif tag == "a" and _is_link(element):
                 link_depth -= 1
-            if element.tail:
-                add(element.tail)
-    end_paragraph()
+            if marked_open and marked_open[-1] is element:
+                marked_open.pop()
+            tail = element.tail
+            if tail:
+                add(tail)
+    if owner is not None:
+        end_paragraph()
     return blocks
+
+
+def _without_boilerplate(blocks: list[Block], weights: list[int]) -> list[int]:
+    """The indexes of the blocks that are not boilerplate.
+
+    A class or id word (or a hidden attribute) marks a leaf: a menu, a
+    share bar, a comment list, an ad.  The same words also name the
+    wrappers of whole pages (div#ad-portal, .content-with-sidebar,
+    .theiaStickySidebar), so a marked element that holds at least
+    WRAPPER_SHARE of the page's prose is a wrapper, and its mark is ignored;
+    a comment thread or an <aside>, <nav>, <header> or <footer> must hold
+    all of it.  When every block is marked and none is prose, the marks were
+    not boilerplate either: all blocks are kept.
+    """
+    total = sum(weights)
+    prose_inside: dict = {}
+    for block, weight in zip(blocks, weights):
+        if weight:
+            for element in block.marked_by:
+                prose_inside[element] = prose_inside.get(element, 0) + weight
+    wrappers = {element for element, prose in prose_inside.items()
+                if prose >= (total if element.tag in MARKED_TAGS or _is_comments(element) else WRAPPER_SHARE * total)}
+    kept = [index for index, block in enumerate(blocks) if wrappers.issuperset(block.marked_by)]
+    return kept or list(range(len(blocks)))
 
 
 def _wrapper_and_container(block: Block, blocks_inside: dict):
@@ -372,36 +503,81 @@ def _wrapper_and_container(block: Block, blocks_inside: dict):
     return wrapper, parent if parent is not None else wrapper
 
 
-def _article_region(root, blocks: list[Block]) -> set | None:
+def _first_class(element) -> str:
+    names = element.get("class")
+    return names.split(None, 1)[0] if names and not names.isspace() else ""
+
+
+def _article_region(root, blocks: list[Block], weights: list[int]) -> tuple[set | None, int]:
     """Every element of the article's region (step 2), or None when no
-    block is prose."""
-    # Blocks inside each element, summed up from the owners in one pass:
-    # in reverse document order every child comes before its parent.
+    block is prose; and how much prose the region holds."""
+    # Blocks and prose inside each element, summed up from the owners in
+    # one pass: in reverse document order every child comes before its parent.
     blocks_inside: dict = {}
-    for block in blocks:
+    prose_inside: dict = {}
+    for block, weight in zip(blocks, weights):
         blocks_inside[block.owner] = blocks_inside.get(block.owner, 0) + 1
+        prose_inside[block.owner] = prose_inside.get(block.owner, 0) + weight
     for element in reversed(list(root.iter())):
         count = blocks_inside.get(element)
         if count:
             parent = element.getparent()
             if parent is not None:
                 blocks_inside[parent] = blocks_inside.get(parent, 0) + count
+                prose_inside[parent] = prose_inside.get(parent, 0) + prose_inside[element]
     scores: dict = {}
+    paragraphs: dict = {}  # prose blocks per container
     prose_wrappers = set()
-    for block in blocks:
-        weight = block.prose_weight()
+    for block, weight in zip(blocks, weights):
         if weight:
             wrapper, container = _wrapper_and_container(block, blocks_inside)
-            scores[container] = scores.get(container, 0) + weight
+            # A list of long items is a list of teasers more often than
+            # an article: its prose counts half towards its container.
+            scores[container] = scores.get(container, 0) + (weight / 2 if block.owner.tag == "li" else weight)
+            paragraphs[container] = paragraphs.get(container, 0) + 1
             prose_wrappers.add(wrapper)
     if not scores:
-        return None
+        return None, 0
+
+    def region_tops(best) -> list:
+        """The container and its siblings that hold prose too."""
+        parent = best.getparent()
+        if parent is None:
+            return [best]
+        tops = [sibling for sibling in parent if sibling is best or sibling in scores or sibling in prose_wrappers]
+        if len(tops) > 1:
+            return tops
+        # An article cut into sections, each a container of its own
+        # (<div class="StoryBodyColumn"> repeated): the sections are the
+        # siblings of the outermost wrapper around the container that adds
+        # no prose, and they look alike.
+        top = best
+        while top.getparent() is not None and prose_inside[top.getparent()] == prose_inside[top]:
+            top = top.getparent()
+        parent, kind = top.getparent(), _first_class(top)
+        sections = [] if parent is None or not kind else [
+            sibling for sibling in parent
+            if prose_inside.get(sibling) and sibling.tag == top.tag and _first_class(sibling) == kind
+        ]
+        return sections if len(sections) > 1 else tops
+
     best = max(scores, key=scores.get)  # the first container wins a tie
-    parent = best.getparent()
-    tops = [best] if parent is None else [
-        sibling for sibling in parent if sibling is best or sibling in scores or sibling in prose_wrappers
-    ]
-    return {element for top in tops for element in top.iter()}
+    # A box inside the article (a recipe, a fact box) can outweigh the
+    # article's own paragraphs: a container around the best one, with
+    # paragraphs of its own worth half as much, is the article.
+    least_own = NESTED_ARTICLE_SHARE * scores[best]
+    for ancestor in list(best.iterancestors()):
+        if scores.get(ancestor, 0) >= least_own and paragraphs[ancestor] > 1:
+            best = ancestor
+    tops = region_tops(best)
+    # A region holding a small share of the page's prose is one part of a
+    # longer text (an article cut up by ads or split across wrappers):
+    # widen it to the parent until it holds a fair share.
+    least = MIN_REGION_SHARE * sum(weights)
+    while sum(prose_inside.get(top, 0) for top in tops) < least and best.getparent() is not None:
+        best = best.getparent()
+        tops = region_tops(best)
+    return {element for top in tops for element in top.iter()}, sum(prose_inside.get(top, 0) for top in tops)
 
 
 def _headline_texts(root) -> tuple[str, ...]:
@@ -419,12 +595,25 @@ def _is_headline(block: Block, titles: tuple[str, ...]) -> bool:
 def main_text(root) -> str:
     """The page's main text, found by the rules of the module docstring:
     its paragraphs joined by "\\n", whitespace collapsed inside each."""
-    blocks = page_blocks(root)
-    if not blocks:
-        # Every block had a boilerplate name: the names were not boilerplate after all.
-        blocks = page_blocks(root, drop_boilerplate_names=False)
-    region = _article_region(root, blocks)
+    all_blocks = page_blocks(root)
+    all_weights = [block.prose_weight() for block in all_blocks]
     titles = _headline_texts(root)
+
+    def article(kept: list[int]):
+        blocks, weights = [all_blocks[index] for index in kept], [all_weights[index] for index in kept]
+        region, prose = _article_region(root, blocks, weights)
+        if region is None:
+            # No block is prose (a poem, a list): the text is every block but link lists.
+            prose = sum(block.characters - block.link_characters for block in blocks
+                        if block.link_density <= MAX_LINK_DENSITY)
+        return blocks, region, prose
+
+    # Every mark is boilerplate, unless the article found without the
+    # marked blocks holds a small share of the page's prose: then a mark
+    # was on a wrapper of the article, and only small marked elements go.
+    blocks, region, prose = article([index for index, block in enumerate(all_blocks) if not block.marked_by])
+    if not blocks or prose < MIN_ARTICLE_SHARE * sum(all_weights):
+        blocks, region, _ = article(_without_boilerplate(all_blocks, all_weights))
     return "\n".join(
         block.text for block in blocks
         if block.link_density <= MAX_LINK_DENSITY

@@ -128,9 +128,11 @@ class WebBuilder:
 
     def add_html(self, url: str, kind: str, title: str, paragraphs=(), links=(), *, lang="en",
                  head="", body_extra="", charset="utf-8", declared="header", meta_style="charset",
-                 direction=None, **fields) -> Page:
+                 direction=None, inert_text=(), **fields) -> Page:
         """An HTML page whose charset is declared in the header, a meta tag,
-        both (disagreeing: the header must win), a BOM, or nowhere."""
+        both (disagreeing: the header must win), a BOM, or nowhere.
+        `inert_text`: the labels of links that go nowhere, which the main
+        text holds after the paragraphs."""
         meta = ""
         if declared in ("meta", "header-over-meta"):
             meta_label = "windows-1251" if declared == "header-over-meta" else charset
@@ -148,7 +150,7 @@ class WebBuilder:
                 self.wanted.add(link.expected)
         followed = tuple(dict.fromkeys(link.expected for link in links if link.followed))
         return self.add(Page(url=url, kind=kind, body=body, links=followed, charset=charset,
-                             declared=declared, title=title, paragraphs=tuple(paragraphs),
+                             declared=declared, title=title, paragraphs=(*paragraphs, *inert_text),
                              text=text, **fields))
 
     def add_redirect(self, url: str, status: int, location: str, target: str, note: str) -> Page:
@@ -431,8 +433,10 @@ def build_link_torture(b: WebBuilder, host: Host) -> None:
     # Not links: only a, area, frame and iframe count.
     not_links = ('<p><img src="img.png" alt="image"> <script src="script.js"></script>'
                  '<form action="submit.html"><button>go</button></form></p>\n')
+    # Anchors that go nowhere (javascript:, no href) are text to a reader.
+    inert = ("javascript", "javascript, mixed case", "an anchor without href")
     b.add_html(here, "links", "Link syntax", ("Every link below is written in an unusual way.",), links,
-               head='<link rel="stylesheet" href="style.css">\n', body_extra=not_links)
+               head='<link rel="stylesheet" href="style.css">\n', body_extra=not_links, inert_text=inert)
 
 
 def build_errors(b: WebBuilder) -> None:
