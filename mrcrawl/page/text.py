@@ -152,14 +152,21 @@ def _is_comments(element) -> bool:
 
 def _name_words(element) -> frozenset:
     """The words of an element's class and id."""
-    names = (element.get("class"), element.get("id"))
+    class_names, element_id = element.get("class"), element.get("id")
+    if not element_id:
+        return _words_of(class_names) if class_names else _NO_WORDS
+    return _words_of(element_id) | _words_of(class_names) if class_names else _words_of(element_id)
+
+
+_NO_WORDS: frozenset = frozenset()
+
+
+def _words_of(names: str) -> frozenset:
     words = _NAMES_SEEN.get(names)
     if words is None:
         if len(_NAMES_SEEN) >= _NAMES_SEEN_LIMIT:  # a page can make every name unique
             _NAMES_SEEN.clear()
-        text = " ".join(filter(None, names))
-        if "category-" in text or "tag-" in text:
-            text = _TAXONOMY_CLASSES.sub(" ", text)
+        text = _TAXONOMY_CLASSES.sub(" ", names) if "category-" in names or "tag-" in names else names
         words = _NAMES_SEEN[names] = frozenset(
             word for name in text.split()
             for name_words in (_NAME_WORDS.findall(_CAMEL_CASE.sub(" ", name).lower()),)
@@ -168,8 +175,8 @@ def _name_words(element) -> frozenset:
 
 
 # Class and id names repeat within a page and across a site's pages: each
-# distinct (class, id) pair is split into words once.
-_NAMES_SEEN: dict[tuple, frozenset] = {}
+# distinct class or id is split into words once.
+_NAMES_SEEN: dict[str, frozenset] = {}
 _NAMES_SEEN_LIMIT = 50_000
 
 
@@ -358,6 +365,12 @@ def _is_link(anchor) -> bool:
     return href[:1] not in "jJ \t\n\r\f" or not href.lstrip(HTML_WHITESPACE)[:11].lower() == "javascript:"
 
 
+def _holds_blocks(element) -> bool:
+    # lxml's own iteration: parse_html keeps nesting under 2,048 deep, so
+    # even nested <span class="ad"> around a paragraph stay cheap.
+    return next(element.iterdescendants(*BLOCK_TAGS), None) is not None
+
+
 def page_blocks(root) -> list[Block]:
     """The page's blocks in document order (step 1 of the module docstring).
 
@@ -371,20 +384,6 @@ def page_blocks(root) -> list[Block]:
     marked_by: tuple = ()
     link_characters = 0
     link_depth = 0
-    holding_blocks = None  # the elements with a block element inside, found when first needed
-
-    def holds_blocks(element) -> bool:
-        nonlocal holding_blocks
-        if holding_blocks is None:
-            # One pass up from every block, stopping where an earlier one
-            # passed: linear even in a page of nested <span class="ad">.
-            holding_blocks = set()
-            for block in root.iter(*BLOCK_TAGS):
-                parent = block.getparent()
-                while parent is not None and parent not in holding_blocks:
-                    holding_blocks.add(parent)
-                    parent = parent.getparent()
-        return element in holding_blocks
 
     def add(text: str) -> None:
         nonlocal owner, marked_by, link_characters
@@ -425,7 +424,7 @@ def page_blocks(root) -> list[Block]:
                 tag not in _NEVER_BOILERPLATE and element.keys() and _is_boilerplate(element))
             # A marked inline element (a share link, an ad <span>) is a leaf:
             # dropped here.  One that holds blocks may wrap the article.
-            if tag in SKIPPED_TAGS or (marked and tag not in BLOCK_TAGS and not holds_blocks(element)):
+            if tag in SKIPPED_TAGS or (marked and tag not in BLOCK_TAGS and not _holds_blocks(element)):
                 walker.skip_subtree()
                 skipped = element
                 if owner is not None and tag in _SKIPPED_BLOCK_TAGS:
