@@ -59,7 +59,6 @@ from __future__ import annotations
 import argparse
 import codecs
 import html
-import importlib.util
 import json
 import re
 import sys
@@ -70,6 +69,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from mrcrawl.bench.extraction import available
 from mrcrawl.page.charset_labels import codec_for_label
 
 CORPORA = ("char-dataset", "cChardet", "uchardet")
@@ -295,10 +295,6 @@ DETECTORS = (
              "charset_normalizer.from_bytes(body).best().encoding"),
     Detector("chardet", "chardet", _chardet, "chardet.detect(body)['encoding']"),
 )
-
-
-def available(detector: Detector) -> bool:
-    return detector.module is None or importlib.util.find_spec(detector.module) is not None
 
 
 def is_right(body: bytes, encoding: str, chosen: str | None) -> bool:

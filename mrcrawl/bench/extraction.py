@@ -144,11 +144,13 @@ EXTRACTORS = (
 )
 
 
-def available(extractor: Extractor) -> bool:
-    if extractor.module is None:
+def available(peer) -> bool:
+    """Whether a benchmark peer (an Extractor, or charsets.py's Detector) can
+    run: our own always can, a library's when its package imports."""
+    if peer.module is None:
         return True
     try:
-        __import__(extractor.module)
+        __import__(peer.module)
     except ImportError:
         return False
     return True

@@ -135,8 +135,6 @@ def collapse_whitespace(text: str) -> str:
 
 def _is_boilerplate(element) -> bool:
     """Hidden, or named (class or id) as boilerplate."""
-    if not element.keys():  # most elements have no attributes
-        return False
     get = element.get
     if get("hidden") is not None or get("aria-hidden") == "true":
         return True
@@ -334,7 +332,7 @@ class Block:
     owner: etree._Element  # the innermost block element its text starts in
     link_characters: int
     characters: int  # not counting whitespace
-    # The block elements around it that are hidden or named as boilerplate,
+    # The marked elements around it (step 1 of the module docstring),
     # outermost first: whether they are boilerplate is decided by how much
     # of the page's prose they hold (_without_boilerplate).
     marked_by: tuple
@@ -420,6 +418,7 @@ def page_blocks(root) -> list[Block]:
                     add(tail)
             continue
         if event == "start":
+            # keys(): most elements have no attributes, and need no closer look.
             marked = tag in MARKED_TAGS or (
                 tag not in _NEVER_BOILERPLATE and element.keys() and _is_boilerplate(element))
             # A marked inline element (a share link, an ad <span>) is a leaf:
@@ -565,7 +564,7 @@ def _article_region(root, blocks: list[Block], weights: list[int]) -> tuple[set 
     # article's own paragraphs: a container around the best one, with
     # paragraphs of its own worth half as much, is the article.
     least_own = NESTED_ARTICLE_SHARE * scores[best]
-    for ancestor in list(best.iterancestors()):
+    for ancestor in best.iterancestors():
         if scores.get(ancestor, 0) >= least_own and paragraphs[ancestor] > 1:
             best = ancestor
     tops = region_tops(best)
@@ -573,10 +572,12 @@ def _article_region(root, blocks: list[Block], weights: list[int]) -> tuple[set 
     # longer text (an article cut up by ads or split across wrappers):
     # widen it to the parent until it holds a fair share.
     least = MIN_REGION_SHARE * sum(weights)
-    while sum(prose_inside.get(top, 0) for top in tops) < least and best.getparent() is not None:
+    prose = sum(prose_inside.get(top, 0) for top in tops)
+    while prose < least and best.getparent() is not None:
         best = best.getparent()
         tops = region_tops(best)
-    return {element for top in tops for element in top.iter()}, sum(prose_inside.get(top, 0) for top in tops)
+        prose = sum(prose_inside.get(top, 0) for top in tops)
+    return {element for top in tops for element in top.iter()}, prose
 
 
 def _headline_texts(root) -> tuple[str, ...]:
