@@ -379,6 +379,13 @@ def test_boilerplate_names_on_every_element_do_not_empty_the_page():
     assert text == "The only text"
 
 
+def test_text_after_a_comment_is_kept():
+    # React writes "very<!-- -->recently"; old pages comment out markup mid-paragraph.
+    body = f"<p>It happened very<!-- -->recently, <!-- an ad was here -->{PROSE[0]}</p><p>{PROSE[1]}<?php x ?> end.</p>"
+    assert main_text(parse_html(article(body))).split("\n") == [f"It happened veryrecently, {PROSE[0]}",
+                                                                 f"{PROSE[1]} end."]
+
+
 def test_skipped_blocks_still_separate_paragraphs():
     text = main_text(parse_html("<div>before<nav>menu</nav>after<div class='ad'>x</div>end</div>"))
     assert text == "before\nafter\nend"

@@ -133,15 +133,26 @@ def collapse_whitespace(text: str) -> str:
     return text.strip(" ")
 
 
-def _is_boilerplate(element) -> bool:
-    """Hidden, or named (class or id) as boilerplate."""
-    get = element.get
-    if get("hidden") is not None or get("aria-hidden") == "true":
-        return True
-    style = get("style")
-    if style and _HIDDEN_STYLE.search(style):
-        return True
-    return not BOILERPLATE_WORDS.isdisjoint(_name_words(element))
+def _is_marked(attributes: list[tuple[str, str]]) -> bool:
+    """Whether an element with these attributes (its items()) is hidden, or
+    named (class or id) as boilerplate."""
+    for name, value in attributes:
+        if name == "class" or name == "id":
+            # Class and id values repeat within a page and across a site's
+            # pages: each distinct one is judged once.
+            marked = _BOILERPLATE_NAMES.get(value)
+            if marked is None:
+                marked = _BOILERPLATE_NAMES[value] = not BOILERPLATE_WORDS.isdisjoint(_words_of(value))
+            if marked:
+                return True
+        elif name in _HIDING_ATTRIBUTES and (
+                name == "hidden" or (name == "aria-hidden" and value == "true")
+                or (name == "style" and _HIDDEN_STYLE.search(value) is not None)):
+            return True
+    return False
+
+
+_HIDING_ATTRIBUTES = frozenset(("hidden", "aria-hidden", "style"))
 
 
 def _is_comments(element) -> bool:
@@ -164,17 +175,22 @@ def _words_of(names: str) -> frozenset:
     if words is None:
         if len(_NAMES_SEEN) >= _NAMES_SEEN_LIMIT:  # a page can make every name unique
             _NAMES_SEEN.clear()
+            _BOILERPLATE_NAMES.clear()
         text = _TAXONOMY_CLASSES.sub(" ", names) if "category-" in names or "tag-" in names else names
-        words = _NAMES_SEEN[names] = frozenset(
-            word for name in text.split()
-            for name_words in (_NAME_WORDS.findall(_CAMEL_CASE.sub(" ", name).lower()),)
-            if len(name_words) <= MAX_NAME_WORDS or not _SLUG.fullmatch(name) for word in name_words)
+        found = set()
+        for name in text.split():
+            # Most names are lower case already: camelCase is split first.
+            name_words = _NAME_WORDS.findall(name if name.islower() else _CAMEL_CASE.sub(" ", name).lower())
+            if len(name_words) <= MAX_NAME_WORDS or not _SLUG.fullmatch(name):
+                found.update(name_words)
+        words = _NAMES_SEEN[names] = frozenset(found)
     return words
 
 
-# Class and id names repeat within a page and across a site's pages: each
-# distinct class or id is split into words once.
+# Each distinct class or id is split into words once (and judged once,
+# in _is_marked).
 _NAMES_SEEN: dict[str, frozenset] = {}
+_BOILERPLATE_NAMES: dict[str, bool] = {}
 _NAMES_SEEN_LIMIT = 50_000
 
 
@@ -324,11 +340,11 @@ def published(root) -> str | None:
 # Main text
 
 
-@dataclass
+@dataclass(slots=True)
 class Block:
     """One paragraph as laid out: its text and where it sits in the tree."""
 
-    text: str
+    text: str  # as the page has it: whitespace is collapsed only in what is kept
     owner: etree._Element  # the innermost block element its text starts in
     link_characters: int
     characters: int  # not counting whitespace
@@ -351,13 +367,13 @@ class Block:
 
 
 def _non_space_length(text: str) -> int:
-    return len(text) - sum(text.count(space) for space in HTML_WHITESPACE)
+    return len(text) - text.count(" ") - text.count("\n") - text.count("\t") - text.count("\r") - text.count("\f")
 
 
-def _is_link(anchor) -> bool:
-    """An <a> that goes somewhere.  `javascript:` hrefs and <a name> are
-    text to a reader; some sites put all their paragraphs in them."""
-    href = anchor.get("href")
+def _is_link(href: str | None) -> bool:
+    """Whether an <a> with this href goes somewhere.  `javascript:` hrefs
+    and <a name> are text to a reader; some sites put all their paragraphs
+    in them."""
     if href is None:
         return False
     return href[:1] not in "jJ \t\n\r\f" or not href.lstrip(HTML_WHITESPACE)[:11].lower() == "javascript:"
@@ -366,96 +382,112 @@ def _is_link(anchor) -> bool:
 def _holds_blocks(element) -> bool:
     # lxml's own iteration: parse_html keeps nesting under 2,048 deep, so
     # even nested <span class="ad"> around a paragraph stay cheap.
-    return next(element.iterdescendants(*BLOCK_TAGS), None) is not None
+    return len(element) > 0 and next(element.iterdescendants(*BLOCK_TAGS), None) is not None
+
+
+# What page_blocks does at an element's start and end, by its tag: one dict
+# lookup per element, because the walk visits every element of every page.
+_INLINE, _ANCHOR, _BLOCK, _MARKED_BLOCK, _SKIPPED, _SKIPPED_BLOCK = range(6)
+_KINDS = {
+    **{tag: _BLOCK for tag in BLOCK_TAGS},
+    **{tag: _MARKED_BLOCK for tag in MARKED_TAGS},
+    **{tag: _SKIPPED for tag in SKIPPED_TAGS},
+    **{tag: _SKIPPED_BLOCK for tag in _SKIPPED_BLOCK_TAGS},
+    "a": _ANCHOR,
+}
+# Elements whose class and id are not read: the containers of the main
+# content, and void elements (<img>, <br>...), which hold no text, so a
+# mark on them would change nothing.  A fifth of a page's elements are void.
+_UNNAMED_TAGS = _NEVER_BOILERPLATE | frozenset(
+    "area base br col embed hr img input keygen link meta param source track wbr".split())
 
 
 def page_blocks(root) -> list[Block]:
     """The page's blocks in document order (step 1 of the module docstring).
 
-    Walks the tree iteratively: pages can be nested thousands deep.
+    Walks the tree iteratively: pages can be nested thousands deep.  This
+    loop runs for every element of every page, so it does the least it
+    can: an end event needs no tag (the stacks know what is open), and a
+    paragraph's whitespace is collapsed only if it is kept (main_text).
     """
     blocks: list[Block] = []
-    current: list[str] = []  # the open paragraph's texts, from its first that is not whitespace
+    texts: list[str] = []  # the open paragraph's texts, from its first that is not whitespace
+    link_texts: list[str] = []  # those of them inside links
     open_blocks = [root]
     marked_open: list = []  # the open elements that are marked (step 1), outermost first
+    links_open: list = []  # the open <a> elements that go somewhere
     owner = None  # set by the paragraph's first text that is not whitespace
     marked_by: tuple = ()
-    link_characters = 0
-    link_depth = 0
-
-    def add(text: str) -> None:
-        nonlocal owner, marked_by, link_characters
-        if owner is None:
-            if not text.strip(HTML_WHITESPACE):
-                return  # whitespace before a paragraph, which collapsing drops
-            owner = open_blocks[-1]
-            marked_by = tuple(marked_open) if marked_open else ()
-        current.append(text)
-        if link_depth:
-            link_characters += _non_space_length(text)
+    kind_of = _KINDS.get
 
     def end_paragraph() -> None:
         """Closes the open paragraph; only called while one is open."""
-        nonlocal owner, link_characters
-        paragraph = collapse_whitespace("".join(current))
-        current.clear()
-        # Collapsed, the paragraph's only whitespace is single spaces.
-        characters = len(paragraph) - paragraph.count(" ")
-        blocks.append(Block(paragraph, owner, link_characters, characters, marked_by))
-        owner = None
+        nonlocal owner
+        paragraph = "".join(texts)
+        texts.clear()
         link_characters = 0
+        if link_texts:
+            link_characters = _non_space_length("".join(link_texts))
+            link_texts.clear()
+        blocks.append(Block(paragraph, owner, link_characters, _non_space_length(paragraph), marked_by))
+        owner = None
 
     skipped = None  # skip_subtree() makes a skipped element's end the next event
-    walker = etree.iterwalk(root, events=("start", "end"))
+    # Comments and processing instructions are events of their own: they
+    # hold no page text, but their tails do (React writes "very<!-- -->
+    # recently"), and without these events iterwalk would not show them.
+    walker = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
     for event, element in walker:
-        tag = element.tag
-        if not isinstance(tag, str):  # comment or processing instruction
-            if event == "start":
-                walker.skip_subtree()
-            else:
-                tail = element.tail
-                if tail:
-                    add(tail)
-            continue
         if event == "start":
-            # keys(): most elements have no attributes, and need no closer look.
-            marked = tag in MARKED_TAGS or (
-                tag not in _NEVER_BOILERPLATE and element.keys() and _is_boilerplate(element))
-            # A marked inline element (a share link, an ad <span>) is a leaf:
-            # dropped here.  One that holds blocks may wrap the article.
-            if tag in SKIPPED_TAGS or (marked and tag not in BLOCK_TAGS and not _holds_blocks(element)):
+            tag = element.tag
+            kind = kind_of(tag, _INLINE)
+            if kind >= _SKIPPED:
                 walker.skip_subtree()
                 skipped = element
-                if owner is not None and tag in _SKIPPED_BLOCK_TAGS:
+                if kind == _SKIPPED_BLOCK and owner is not None:
                     end_paragraph()
                 continue
-            if marked:
+            if kind == _MARKED_BLOCK or (tag not in _UNNAMED_TAGS and _is_marked(element.items())):
+                # A marked inline element (a share link, an ad <span>) is a
+                # leaf: dropped here.  One that holds blocks may wrap the article.
+                if kind < _BLOCK and not _holds_blocks(element):
+                    walker.skip_subtree()
+                    skipped = element
+                    continue
                 marked_open.append(element)
-            if tag in BLOCK_TAGS:
+            if kind >= _BLOCK:
                 if owner is not None:
                     end_paragraph()
                 open_blocks.append(element)
-            elif tag == "a" and _is_link(element):
-                link_depth += 1
+            elif kind == _ANCHOR and _is_link(element.get("href")):
+                links_open.append(element)
             text = element.text
-            if text:
-                add(text)
-        else:
+        elif event == "end":
             if element is skipped:
                 skipped = None
-                if owner is not None and tag in _SKIPPED_BLOCK_TAGS:
+                if owner is not None and element.tag in _SKIPPED_BLOCK_TAGS:
                     end_paragraph()
-            elif tag in BLOCK_TAGS:
+            elif element is open_blocks[-1]:
                 if owner is not None:
                     end_paragraph()
                 open_blocks.pop()
-            elif tag == "a" and _is_link(element):
-                link_depth -= 1
+            elif links_open and links_open[-1] is element:
+                links_open.pop()
             if marked_open and marked_open[-1] is element:
                 marked_open.pop()
-            tail = element.tail
-            if tail:
-                add(tail)
+            text = element.tail
+        else:  # a comment or a processing instruction
+            text = element.tail
+        if text:
+            if owner is None:
+                # Whitespace before a paragraph's first text is dropped, as collapsing would.
+                if not text.strip(HTML_WHITESPACE):
+                    continue
+                owner = open_blocks[-1]
+                marked_by = tuple(marked_open) if marked_open else ()
+            texts.append(text)
+            if links_open:
+                link_texts.append(text)
     if owner is not None:
         end_paragraph()
     return blocks
@@ -510,19 +542,25 @@ def _article_region(root, blocks: list[Block], weights: list[int]) -> tuple[set 
     """Every element of the article's region (step 2), or None when no
     block is prose; and how much prose the region holds."""
     # Blocks and prose inside each element, summed up from the owners in
-    # one pass: in reverse document order every child comes before its parent.
+    # one pass: in reverse document order every child comes before its
+    # parent.  Owners are block elements, so only those are visited, and
+    # the rare inline element between two (<a><div>) on the way up.
     blocks_inside: dict = {}
     prose_inside: dict = {}
     for block, weight in zip(blocks, weights):
         blocks_inside[block.owner] = blocks_inside.get(block.owner, 0) + 1
         prose_inside[block.owner] = prose_inside.get(block.owner, 0) + weight
-    for element in reversed(list(root.iter())):
+    for element in reversed(list(root.iter(*BLOCK_TAGS))):
         count = blocks_inside.get(element)
         if count:
+            prose = prose_inside[element]
             parent = element.getparent()
-            if parent is not None:
+            while parent is not None:
                 blocks_inside[parent] = blocks_inside.get(parent, 0) + count
-                prose_inside[parent] = prose_inside.get(parent, 0) + prose_inside[element]
+                prose_inside[parent] = prose_inside.get(parent, 0) + prose
+                if parent.tag in BLOCK_TAGS:
+                    break
+                parent = parent.getparent()
     scores: dict = {}
     paragraphs: dict = {}  # prose blocks per container
     prose_wrappers = set()
@@ -577,7 +615,8 @@ def _article_region(root, blocks: list[Block], weights: list[int]) -> tuple[set 
         best = best.getparent()
         tops = region_tops(best)
         prose = sum(prose_inside.get(top, 0) for top in tops)
-    return {element for top in tops for element in top.iter()}, prose
+    # Owners are block elements (or the root, which is only ever a top).
+    return {*tops, *(element for top in tops for element in top.iter(*BLOCK_TAGS))}, prose
 
 
 def _headline_texts(root) -> tuple[str, ...]:
@@ -588,16 +627,11 @@ def _headline_texts(root) -> tuple[str, ...]:
     return tuple(title for title in titles if title)
 
 
-def _is_headline(block: Block, titles: tuple[str, ...]) -> bool:
-    return block.owner.tag == "h1" and any(block.text in title for title in titles)
-
-
 def main_text(root) -> str:
     """The page's main text, found by the rules of the module docstring:
     its paragraphs joined by "\\n", whitespace collapsed inside each."""
     all_blocks = page_blocks(root)
     all_weights = [block.prose_weight() for block in all_blocks]
-    titles = _headline_texts(root)
 
     def article(kept: list[int]):
         blocks, weights = [all_blocks[index] for index in kept], [all_weights[index] for index in kept]
@@ -614,9 +648,12 @@ def main_text(root) -> str:
     blocks, region, prose = article([index for index, block in enumerate(all_blocks) if not block.marked_by])
     if not blocks or prose < MIN_ARTICLE_SHARE * sum(all_weights):
         blocks, region, _ = article(_without_boilerplate(all_blocks, all_weights))
-    return "\n".join(
-        block.text for block in blocks
-        if block.link_density <= MAX_LINK_DENSITY
-        and not _is_headline(block, titles)
-        and (region is None or block.owner in region)
-    )
+    kept = [(block.owner, collapse_whitespace(block.text)) for block in blocks
+            if block.link_density <= MAX_LINK_DENSITY and (region is None or block.owner in region)]
+    # The headline is an <h1> that repeats the page's title: the titles are
+    # only read when an <h1> is kept.
+    if any(owner.tag == "h1" for owner, _ in kept):
+        titles = _headline_texts(root)
+        kept = [(owner, text) for owner, text in kept
+                if not (owner.tag == "h1" and any(text in title for title in titles))]
+    return "\n".join(text for _, text in kept)
