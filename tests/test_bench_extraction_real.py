@@ -43,6 +43,24 @@ CHINESE = [
     ]),
 ]
 
+# DAniEL's languages beyond English and Chinese: its golds give the headline first.
+GREEK = ("Νέα γέφυρα ενώνει τα δύο χωριά", [
+    "Η νέα πεζογέφυρα πάνω από το ποτάμι άνοιξε χθες το πρωί, ύστερα από δύο χρόνια εργασιών, και οι κάτοικοι "
+    "των δύο χωριών δεν χρειάζεται πια να κάνουν τον γύρο από τον κεντρικό δρόμο για να πάνε στο σχολείο.",
+    "Ο δήμαρχος είπε ότι το έργο κόστισε λιγότερο από όσο είχε υπολογιστεί, γιατί η ξυλεία ήρθε από το "
+    "πριονιστήριο της περιοχής, και ότι με τα χρήματα που περίσσεψαν θα φτιαχτεί φωτισμός κατά μήκος της όχθης.",
+    "Οι ψαράδες του χωριού ζήτησαν να μείνει χώρος κάτω από τη γέφυρα για τις βάρκες τους, και οι μηχανικοί "
+    "ανέβασαν το κατάστρωμα μισό μέτρο ψηλότερα από το αρχικό σχέδιο για να περνούν χωρίς δυσκολία.",
+])
+RUSSIAN = ("В городе открылась библиотека инструментов", [
+    "С весны городская библиотека на холме выдаёт читателям не только книги, но и дрели, лестницы и швейные "
+    "машины, и библиотекари говорят, что полка с инструментами по выходным пустеет быстрее полки с детективами.",
+    "Каждый инструмент выдают по обычному читательскому билету на неделю, а пенсионер, тридцать лет чинивший "
+    "моторы, проверяет его перед тем, как вернуть на полку, и записывает в журнал, что было заменено.",
+    "Идея пришла от читателя, которому на один вечер понадобилась пила, и совет библиотеки решил попробовать "
+    "выдавать инструменты в течение года, прежде чем решать, оставлять ли эту услугу насовсем.",
+])
+
 
 def article_page(title: str, paragraphs: list[str], charset: str = "utf-8") -> str:
     """A news page: menus, the article, related links, comments and a footer."""
@@ -120,6 +138,17 @@ def data_dir(tmp_path):
         write(scrapinghub / "html" / f"{name}.html.gz", gzip.compress(article_page(title, paragraphs).encode()))
         truth[name] = {"articleBody": "\n\n".join(paragraphs), "url": f"https://example.com/{number}"}
     write(scrapinghub / "ground-truth.json", json.dumps(truth))
+
+    daniel = root / "waddle" / "corpora" / "Corpus_daniel_v2.1"
+    for name, (title, paragraphs) in (("20111101_www.example.gr_1", GREEK), ("20111102_www.example.ru_2", RUSSIAN)):
+        write(daniel / "html" / name, article_page(title, paragraphs))
+        # One <p> a line, headline first, and tags left over from the page.
+        write(daniel / "reference" / name, "".join(f"<p>{html.escape(line)}</p>\n" for line in [title, *paragraphs])
+              + "<script>var x = 1;</script></div>\n")
+    # One gold is a copy of its whole page; a gold with no page is not read.
+    write(daniel / "html" / "20111103_www.example.ru_3", article_page(*RUSSIAN))
+    write(daniel / "reference" / "20111103_www.example.ru_3", article_page(*RUSSIAN))
+    write(daniel / "reference" / "20111104_www.example.ru_4", "<p>No page for this gold.</p>\n")
     return root
 
 
@@ -131,7 +160,8 @@ def test_each_layout_and_gold_format_is_read_right(data_dir):
     pages, skipped = real_pages.load(data_dir)
     assert sorted({page.dataset for page in pages}) == sorted(real_pages.DATASETS)
     assert all(len([p for p in pages if p.dataset == dataset]) == 2 for dataset in real_pages.DATASETS)
-    assert skipped == {("cleaneval", "no gold file"): 1, ("cleaneval", "empty truth"): 1}
+    assert skipped == {("cleaneval", "no gold file"): 1, ("cleaneval", "empty truth"): 1,
+                       ("daniel", "gold is the whole page"): 1}
     pages = by_name(pages)
     title, paragraphs = ENGLISH[0]
     article = tokens("\n".join([title, *paragraphs]))
@@ -157,6 +187,11 @@ def test_each_layout_and_gold_format_is_read_right(data_dir):
         assert page.group == "cjk" and page.language == "zh"
         assert page.truth == tuple(paragraphs)
         assert title in page.html  # the GBK page too: decoded by its declared charset
+    # DAniEL: headline and paragraphs, stray tags and scripts gone; grouped by script.
+    for name, (title, paragraphs), group in (("20111101_www.example.gr_1", GREEK, "greek"),
+                                             ("20111102_www.example.ru_2", RUSSIAN, "cyrillic")):
+        page = pages["daniel", name]
+        assert page.truth == (title, *paragraphs) and page.group == group
 
 
 def test_the_command_on_real_pages(data_dir, tmp_path, capsys):
@@ -166,12 +201,13 @@ def test_the_command_on_real_pages(data_dir, tmp_path, capsys):
     figures = json.loads(figures_file.read_text(encoding="utf-8"))
     assert figures["pages"] == 2 * len(real_pages.DATASETS)
     assert figures["datasets"] == {dataset: 2 for dataset in real_pages.DATASETS}
-    assert figures["groups"] == {"latin": 12, "cjk": 2}
+    assert figures["groups"] == {"latin": 12, "cjk": 2, "cyrillic": 1, "greek": 1}
     assert printed.startswith(f"{figures['pages']} real pages: cleaneval 2, cleanportaleval 2,")
     assert "skipped: 1 cleaneval (empty truth)" in printed and "skipped: 1 cleaneval (no gold file)" in printed
+    assert "skipped: 1 daniel (gold is the whole page)" in printed
     for dataset in real_pages.DATASETS:
         assert f"dataset {dataset} (2 pages)" in printed
-    assert "language group cjk (2 pages)" in printed
+    assert "language group cjk (2 pages)" in printed and "language group greek (1 pages)" in printed
     ours = figures["extractors"]["mrcrawl"]
     assert len(ours["pages"]) == figures["pages"]
     assert {(row["dataset"], row["group"]) for row in ours["pages"] if row["dataset"] == "chinese-news"} == {

@@ -108,7 +108,7 @@ def _readability(page_html: str, language: str) -> str:
 
 
 # jusText's stoplists are per language; it ships none for Chinese or Japanese.
-JUSTEXT_STOPLISTS = {"en": "English", "ru": "Russian", "ar": "Arabic"}
+JUSTEXT_STOPLISTS = {"en": "English", "ru": "Russian", "el": "Greek", "ar": "Arabic"}
 
 
 def _justext(page_html: str, language: str) -> str:

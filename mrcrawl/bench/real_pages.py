@@ -15,7 +15,10 @@ finds, under DIR, whichever of these is there:
 - scrapinghub: github.com/scrapinghub/article-extraction-benchmark,
   `html/<id>.html.gz` with `ground-truth.json`;
 - chinese-news: github.com/immortal-autumn/Chinese-Web-Content-Extraction-Dataset,
-  `original/<id>.html` with `cleaned/<id>.txt`.
+  `original/<id>.html` with `cleaned/<id>.txt`;
+- daniel: the DAniEL corpus (Lejeune and Zhu, 2018) in github.com/rundimeco/waddle,
+  news of 2011-12 in Chinese, English, Greek, Polish and Russian:
+  `corpora/Corpus_daniel_v2.1/html/<id>` with `reference/<id>`.
 
 Each gold file is read the way its dataset means it (see the `*_truth`
 functions).  The HTML is decoded as the crawler decodes a page served
@@ -37,10 +40,11 @@ from lxml import etree
 from mrcrawl.page.charset import decode_body, detect_encoding
 from mrcrawl.page.html import parse_html
 
-DATASETS = ("cleaneval", "cleanportaleval", "dragnet", "l3s-gn1", "readability", "scrapinghub", "chinese-news")
+DATASETS = ("cleaneval", "cleanportaleval", "dragnet", "l3s-gn1", "readability", "scrapinghub", "chinese-news",
+            "daniel")
 # Language groups by the truth's script, and the language each stands for
 # where an extractor asks (only jusText does, for its stoplist).
-GROUP_LANGUAGES = {"latin": "en", "cjk": "zh", "cyrillic": "ru", "arabic": "ar"}
+GROUP_LANGUAGES = {"latin": "en", "cjk": "zh", "cyrillic": "ru", "greek": "el", "arabic": "ar"}
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,7 @@ class RealPage:
 _SCRIPTS = {
     "cjk": re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"),
     "cyrillic": re.compile("[\u0400-\u04ff]"),
+    "greek": re.compile("[\u0370-\u03ff\u1f00-\u1fff]"),
     "arabic": re.compile("[\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufefc]"),
 }
 _LETTER = re.compile(r"[^\W\d_]")
@@ -66,7 +71,7 @@ _WORD = re.compile(r"[^\W_]")
 
 
 def script_group(text: str) -> str:
-    """cjk, cyrillic or arabic where that script writes a fifth of the letters
+    """cjk, cyrillic, greek or arabic where that script writes a fifth of the letters
     or more (a CJK character is a word), else latin."""
     counts = {group: len(script.findall(text)) for group, script in _SCRIPTS.items()}
     group = max(counts, key=counts.get)
@@ -176,10 +181,17 @@ def l3s_truth(data: bytes) -> str:
 # --------------------------------------------------------------------------
 # The datasets' layouts: each yields (name, HTML bytes, truth or None).
 
-Entry = tuple[str, bytes, "str | None"]
+@dataclass(frozen=True)
+class Unusable:
+    """A gold file that is not the text of its page's article, and why."""
+
+    reason: str
 
 
-def _read(path: Path, truth: Callable[[bytes], str]) -> str | None:
+Entry = tuple[str, bytes, "str | Unusable | None"]  # None: no gold file
+
+
+def _read(path: Path, truth: Callable[[bytes], "str | Unusable"]) -> str | Unusable | None:
     return truth(path.read_bytes()) if path.is_file() else None
 
 
@@ -240,8 +252,26 @@ def chinese_news(data_dir: Path) -> Iterator[Entry]:
             yield page.stem, page.read_bytes(), _read(folder / f"{page.stem}.txt", gold_text)
 
 
+# A DAniEL gold that is a copy of its whole page, not the text of its article.
+_WHOLE_PAGE = re.compile(r"<(?:html|body)\b", re.IGNORECASE)
+
+
+def daniel_truth(data: bytes) -> str | Unusable:
+    """DAniEL's gold: the headline and the article's paragraphs, each in a
+    <p> on a line of its own, with a few stray tags (a <script> among them)
+    from the page.  One gold is the whole page again."""
+    text = gold_text(data, repair=False)
+    return Unusable("gold is the whole page") if _WHOLE_PAGE.search(text) else _html_text(text)
+
+
+def daniel(data_dir: Path) -> Iterator[Entry]:
+    for folder in sorted(data_dir.glob("*/corpora/Corpus_daniel_v*")):
+        for page in sorted((folder / "html").iterdir()):
+            yield page.name, page.read_bytes(), _read(folder / "reference" / page.name, daniel_truth)
+
+
 READERS = {"cleaneval": cleaneval, "cleanportaleval": cleanportaleval, "dragnet": dragnet, "l3s-gn1": l3s_gn1,
-           "readability": readability, "scrapinghub": scrapinghub, "chinese-news": chinese_news}
+           "readability": readability, "scrapinghub": scrapinghub, "chinese-news": chinese_news, "daniel": daniel}
 
 
 def load(data_dir: Path | str, datasets=DATASETS) -> tuple[list[RealPage], Counter]:
@@ -250,6 +280,9 @@ def load(data_dir: Path | str, datasets=DATASETS) -> tuple[list[RealPage], Count
     pages, skipped = [], Counter()
     for dataset in datasets:
         for name, body, truth in READERS[dataset](Path(data_dir)):
+            if isinstance(truth, Unusable):
+                skipped[dataset, truth.reason] += 1
+                continue
             lines = tuple(filter(None, (" ".join(line.split()) for line in (truth or "").splitlines())))
             if not _WORD.search("\n".join(lines)):
                 skipped[dataset, "no gold file" if truth is None else "empty truth"] += 1
