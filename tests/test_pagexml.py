@@ -307,6 +307,14 @@ def test_class_names_are_matched_as_words():
     assert text == "Kept: canvas is not nav\nKept: commentary is not comment"
 
 
+def test_credit_and_copyright_lines_inside_the_article_are_left_out():
+    story = "".join(f"<p>{text}</p>" for text in PROSE)
+    body = (f'<div class="story"><figure><img src="/a.jpg"><figcaption>The harbour at dawn.'
+            f'<span class="photo-credit">Photograph: Anna Smith for The Island News Agency</span></figcaption></figure>'
+            f'{story}<p class="copyright">Copyright 2024 The Island News Agency. All rights reserved.</p></div>')
+    assert main_text(parse_html(article(body))).split("\n") == ["The harbour at dawn.", *PROSE]
+
+
 # The wrappers that held whole real pages (CleanEval, CleanPortalEval, Dragnet).
 WRAPPERS = [
     '<div id="ad-portal">{}</div>',

@@ -72,7 +72,7 @@ CELL_TAGS = frozenset(("td", "th"))
 # words of the name ("main-nav" and "nav_bar" match "nav"; "canvas" does not).
 BOILERPLATE_WORDS = frozenset(
     "menu menus nav navbar navigation breadcrumb breadcrumbs footer sidebar "
-    "cookie cookies consent gdpr share sharing social comment comments "
+    "credit credits copyright cookie cookies consent gdpr share sharing social comment comments "
     "advert adverts advertisement advertising ad ads adsense sponsor sponsored "
     "promo banner popup modal newsletter subscribe related pagination pager "
     "toolbar skip masthead respond commentform foot profile bio about".split()
