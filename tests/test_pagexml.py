@@ -387,6 +387,77 @@ def test_boilerplate_names_on_every_element_do_not_empty_the_page():
     assert text == "The only text"
 
 
+# Teasers: each as long as an article paragraph.
+TEASERS = tuple(
+    f"Story {n}: the council met on Thursday evening to talk about the plans for the new pool by the beach."
+    for n in range(6)
+)
+
+
+def test_content_hidden_from_every_reader_is_left_out_however_long():
+    # The article sits in a modal (a marked wrapper); a stream of teasers
+    # twice its length is aria-hidden behind it.
+    story = "".join(f"<p>{text}</p>" for text in PROSE)
+    stream = "".join(f'<div class="item"><p>{text}</p></div>' for text in TEASERS)
+    body = f'<div id="modal-root"><article><div class="body">{story}</div></article></div>' \
+           f'<div aria-hidden="true" class="stream">{stream}</div>'
+    assert main_text(parse_html(article(body))).split("\n") == list(PROSE)
+
+
+def test_an_article_s_own_header_is_part_of_it():
+    story = "".join(f"<p>{text}</p>" for text in PROSE)
+    standfirst = "Boats will leave every forty minutes from April, the harbour board decided after a year of talks."
+    body = ('<header><nav><a href="/">Home</a></nav><p>The Island News, since 1921</p></header>'
+            f'<article><header><h1>Ferry timetable approved</h1><p class="standfirst">{standfirst}</p></header>'
+            f'<div class="body">{story}</div></article>'
+            '<footer><p>Copyright The Island News. All rights reserved.</p></footer>')
+    text = main_text(parse_html(article(body, "<title>Ferry timetable approved</title>")))
+    assert text.split("\n") == [standfirst, *PROSE]
+
+
+def test_a_gallery_inside_the_article_is_left_out():
+    slides = "".join(f'<div class="slide"><p>{text}</p></div>' for text in TEASERS)
+    body = (f'<div class="story"><p>{PROSE[0]}</p><div class="photo-gallery">{slides}</div>'
+            f'<p>{PROSE[1]}</p><p>{PROSE[2]}</p></div>')
+    assert main_text(parse_html(article(body))).split("\n") == list(PROSE)
+
+
+@pytest.mark.parametrize("teaser_list", [
+    lambda texts: "<ul>" + "".join(f"<li><div>{text}</div></li>" for text in texts) + "</ul>",
+    lambda texts: "<dl>" + "".join(f"<dt>Story</dt><dd>{text}</dd>" for text in texts) + "</dl>",
+], ids=["ul", "dl"])
+def test_prose_in_list_items_weighs_half(teaser_list):
+    # Four teasers outweigh the three paragraphs of the article, unless
+    # list items weigh half.
+    story = "".join(f"<p>{text}</p>" for text in PROSE)
+    body = f'<div class="main"><div class="story">{story}</div></div><div class="right">{teaser_list(TEASERS[:4])}</div>'
+    assert main_text(parse_html(article(body))).split("\n") == list(PROSE)
+
+
+def test_sections_like_the_article_s_join_it():
+    # A post cut into alike sections; one holds its prose a level deeper,
+    # in a paragraph that a line break splits from its subheading.
+    body = (f'<div class="post"><div class="text"><p>{PROSE[0]}</p><p>{PROSE[1]}</p></div>'
+            f'<div class="text"><p><b>What changes</b><br>{TEASERS[0]}</p></div>'
+            f'<div class="text"><p>{PROSE[2]}</p><p>{TEASERS[1]}</p></div></div>'
+            '<div class="more"><p>Short teaser.</p></div>')
+    assert main_text(parse_html(article(body))).split("\n") == [
+        PROSE[0], PROSE[1], "What changes", TEASERS[0], PROSE[2], TEASERS[1]]
+
+
+def test_a_landing_page_keeps_its_main():
+    # Its sections hold a paragraph each, at different depths: none is the
+    # article, so the author's <main> is.
+    section = '<section{}><div class="container"><div class="copy"><h2>{}</h2><p>{}</p></div></div></section>'
+    body = ('<nav><a href="/">Home</a> <a href="/features">Features</a></nav><main>'
+            + section.format(' id="intro"', "Designed for you", PROSE[0])
+            + '<div id="more">' + section.format(' class="feature"', "Themes", PROSE[1])
+            + section.format(' class="feature"', "Add-ons", PROSE[2]) + '</div></main>'
+            '<footer><p>Portions of this content are by individual contributors.</p></footer>')
+    assert main_text(parse_html(article(body))).split("\n") == [
+        "Designed for you", PROSE[0], "Themes", PROSE[1], "Add-ons", PROSE[2]]
+
+
 def test_text_after_a_comment_is_kept():
     # React writes "very<!-- -->recently"; old pages comment out markup mid-paragraph.
     body = f"<p>It happened very<!-- -->recently, <!-- an ad was here -->{PROSE[0]}</p><p>{PROSE[1]}<?php x ?> end.</p>"

@@ -7,25 +7,29 @@ line, with whitespace collapsed inside each.  It is found in four steps:
 1. The page is cut into blocks, as a browser lays it out: a block element's
    start and end close a paragraph, a <br> does too.  Scripts, styles and
    embedded objects are left out.  Blocks inside <nav>, <header>, <footer>,
-   <aside>, hidden elements and elements whose class or id names
-   boilerplate (menu, sidebar, cookie banner, share buttons, comments,
-   adverts...) are marked; marked inline elements (an ad <span>) are left
-   out whole.
+   <aside> (but an <article>'s own header and footer), hidden elements and
+   elements whose class or id names boilerplate (menu, sidebar, cookie
+   banner, share buttons, comments, adverts, galleries...) are marked;
+   marked inline elements (an ad <span>) are left out whole.
 2. The article is where the long paragraphs are.  Each block of real prose
    (long enough, and mostly not link text) credits its weight to its
-   container: the element whose children the paragraphs are.  The container
-   with the most weight is the article body, together with those of its
-   siblings that hold prose too (an article cut into sections, or into one
-   wrapper per paragraph).  Comments, related-story teasers and footers are
-   elsewhere in the tree, and each comment sits in its own wrapper, so they
-   do not add up to an article.  A region holding under MIN_REGION_SHARE of
-   the page's prose is widened to its parent.
+   container: the element whose children the paragraphs are.  Prose in a
+   list item weighs half: a list of long items is a list of teasers more
+   often than an article.  The container with the most weight is the
+   article body, together with those of its siblings that hold prose too
+   (an article cut into sections, or into one wrapper per paragraph).
+   Comments, related-story teasers and footers are elsewhere in the tree,
+   and each comment sits in its own wrapper, so they do not add up to an
+   article.  A region holding under MIN_REGION_SHARE of the page's prose
+   is widened to its parent; one holding under MIN_MAIN_SHARE of the prose
+   of the page's <main> (a landing page's sections) is widened to it.
 3. Marks are for leaves, not wrappers.  The article is first looked for
    without the marked blocks.  When what is found holds a small share of
    the page's prose (MIN_ARTICLE_SHARE), a mark was on the article's
    wrapper (div#ad-portal, .content-with-sidebar-wrp, an ASP.NET <form>):
    then only the marked elements that hold a small share of the prose are
-   left out, and the article is looked for again.
+   left out, and the article is looked for again.  Content hidden from
+   every reader (aria-hidden) is left out then, whatever its size.
 4. Inside the region every block is kept, short ones too (subheadings, a
    one-line paragraph), except link lists ("read also", tags, share
    buttons) and the headline, which the XML holds in its own element.
@@ -75,7 +79,7 @@ BOILERPLATE_WORDS = frozenset(
     "credit credits copyright cookie cookies consent gdpr share sharing social comment comments "
     "advert adverts advertisement advertising ad ads adsense sponsor sponsored "
     "promo banner popup modal newsletter subscribe related pagination pager "
-    "toolbar skip masthead respond commentform foot profile bio about".split()
+    "toolbar skip masthead respond commentform foot profile bio about gallery".split()
 )
 # Of those, the words of a comment thread: a thread outweighs a short
 # article, but it is never the wrapper of the page (_without_boilerplate).
@@ -114,6 +118,12 @@ NESTED_ARTICLE_SHARE = 0.5
 # The article's region holds at least this share of the page's prose, or
 # it is widened to its parent until it does.
 MIN_REGION_SHARE = 0.3
+# A region holding under this share of the prose of the page's <main> (the
+# author's own mark of the dominant content) is widened to the <main>.
+MIN_MAIN_SHARE = 0.5
+# Elements that are items of a list.  Prose in them weighs half: a list of
+# long items is a list of teasers more often than an article.
+ITEM_TAGS = frozenset(("li", "dd", "dt"))
 
 
 # HTML's whitespace: what browsers collapse.  Other spaces (no-break,
@@ -153,6 +163,12 @@ def _is_marked(attributes: list[tuple[str, str]]) -> bool:
 
 
 _HIDING_ATTRIBUTES = frozenset(("hidden", "aria-hidden", "style"))
+
+
+def _is_aria_hidden(element) -> bool:
+    """Hidden from every reader, assistive ones too.  display:none is not
+    that strong: collapsed tabs and accordions hold articles."""
+    return element.get("aria-hidden") == "true"
 
 
 def _is_comments(element) -> bool:
@@ -352,18 +368,22 @@ class Block:
     # outermost first: whether they are boilerplate is decided by how much
     # of the page's prose they hold (_without_boilerplate).
     marked_by: tuple
+    in_item: bool  # inside a list item (ITEM_TAGS)
 
     @property
     def link_density(self) -> float:
         return self.link_characters / self.characters if self.characters else 0.0
 
-    def prose_weight(self) -> int:
-        """How much text outside links the block holds (CJK characters count twice)."""
+    def prose_weight(self) -> float:
+        """How much text outside links the block holds (CJK characters count
+        twice), halved in a list item."""
         if self.link_density > MAX_LINK_DENSITY:
             return 0
         cjk = 0 if self.text.isascii() else len(_CJK_CHARACTERS.findall(self.text))
         weight = (self.characters - self.link_characters) + cjk
-        return weight if weight >= PROSE_WEIGHT else 0
+        if weight < PROSE_WEIGHT:
+            return 0
+        return weight / 2 if self.in_item else weight
 
 
 def _non_space_length(text: str) -> int:
@@ -377,6 +397,15 @@ def _is_link(href: str | None) -> bool:
     if href is None:
         return False
     return href[:1] not in "jJ \t\n\r\f" or not href.lstrip(HTML_WHITESPACE)[:11].lower() == "javascript:"
+
+
+def _heads_an_article(element) -> bool:
+    """An <article>'s own <header> or <footer> (its standfirst, byline,
+    notes): part of the article, not of the site's frame."""
+    return element.tag in _ARTICLE_PARTS and next(element.iterancestors("article"), None) is not None
+
+
+_ARTICLE_PARTS = frozenset(("header", "footer"))
 
 
 def _holds_blocks(element) -> bool:
@@ -416,8 +445,10 @@ def page_blocks(root) -> list[Block]:
     open_blocks = [root]
     marked_open: list = []  # the open elements that are marked (step 1), outermost first
     links_open: list = []  # the open <a> elements that go somewhere
+    items_open: list = []  # the open list items (ITEM_TAGS)
     owner = None  # set by the paragraph's first text that is not whitespace
     marked_by: tuple = ()
+    in_item = False
     kind_of = _KINDS.get
 
     def end_paragraph() -> None:
@@ -429,7 +460,7 @@ def page_blocks(root) -> list[Block]:
         if link_texts:
             link_characters = _non_space_length("".join(link_texts))
             link_texts.clear()
-        blocks.append(Block(paragraph, owner, link_characters, _non_space_length(paragraph), marked_by))
+        blocks.append(Block(paragraph, owner, link_characters, _non_space_length(paragraph), marked_by, in_item))
         owner = None
 
     skipped = None  # skip_subtree() makes a skipped element's end the next event
@@ -447,7 +478,8 @@ def page_blocks(root) -> list[Block]:
                 if kind == _SKIPPED_BLOCK and owner is not None:
                     end_paragraph()
                 continue
-            if kind == _MARKED_BLOCK or (tag not in _UNNAMED_TAGS and _is_marked(element.items())):
+            if (kind == _MARKED_BLOCK and not _heads_an_article(element)) or (
+                    tag not in _UNNAMED_TAGS and _is_marked(element.items())):
                 # A marked inline element (a share link, an ad <span>) is a
                 # leaf: dropped here.  One that holds blocks may wrap the article.
                 if kind < _BLOCK and not _holds_blocks(element):
@@ -459,6 +491,8 @@ def page_blocks(root) -> list[Block]:
                 if owner is not None:
                     end_paragraph()
                 open_blocks.append(element)
+                if tag in ITEM_TAGS:
+                    items_open.append(element)
             elif kind == _ANCHOR and _is_link(element.get("href")):
                 links_open.append(element)
             text = element.text
@@ -471,6 +505,8 @@ def page_blocks(root) -> list[Block]:
                 if owner is not None:
                     end_paragraph()
                 open_blocks.pop()
+                if items_open and items_open[-1] is element:
+                    items_open.pop()
             elif links_open and links_open[-1] is element:
                 links_open.pop()
             if marked_open and marked_open[-1] is element:
@@ -485,6 +521,7 @@ def page_blocks(root) -> list[Block]:
                     continue
                 owner = open_blocks[-1]
                 marked_by = tuple(marked_open) if marked_open else ()
+                in_item = bool(items_open)
             texts.append(text)
             if links_open:
                 link_texts.append(text)
@@ -493,7 +530,7 @@ def page_blocks(root) -> list[Block]:
     return blocks
 
 
-def _without_boilerplate(blocks: list[Block], weights: list[int]) -> list[int]:
+def _without_boilerplate(blocks: list[Block], weights: list[float]) -> list[int]:
     """The indexes of the blocks that are not boilerplate.
 
     A class or id word (or a hidden attribute) marks a leaf: a menu, a
@@ -502,13 +539,20 @@ def _without_boilerplate(blocks: list[Block], weights: list[int]) -> list[int]:
     .theiaStickySidebar), so a marked element that holds at least
     WRAPPER_SHARE of the page's prose is a wrapper, and its mark is ignored;
     a comment thread or an <aside>, <nav>, <header> or <footer> must hold
-    all of it.  When every block is marked and none is prose, the marks were
-    not boilerplate either: all blocks are kept.
+    all of it.  Content hidden from every reader (aria-hidden) is left out
+    first, and the shares are of the prose that is left.  When every block
+    is marked and none is prose, the marks were not boilerplate either: all
+    blocks are kept.
     """
-    total = sum(weights)
+    hidden = {element for block, weight in zip(blocks, weights) if weight
+              for element in block.marked_by if _is_aria_hidden(element)}
+    visible = [hidden.isdisjoint(block.marked_by) for block in blocks]
+    total = sum(weight for weight, shown in zip(weights, visible) if shown)
+    if not total:  # all the prose is hidden: then hiding is not what tells it
+        hidden, visible, total = set(), [True] * len(blocks), sum(weights)
     prose_inside: dict = {}
-    for block, weight in zip(blocks, weights):
-        if weight:
+    for block, weight, shown in zip(blocks, weights, visible):
+        if weight and shown:
             for element in block.marked_by:
                 prose_inside[element] = prose_inside.get(element, 0) + weight
     wrappers = {element for element, prose in prose_inside.items()
@@ -538,7 +582,7 @@ def _first_class(element) -> str:
     return names.split(None, 1)[0] if names and not names.isspace() else ""
 
 
-def _article_region(root, blocks: list[Block], weights: list[int]) -> tuple[set | None, int]:
+def _article_region(root, blocks: list[Block], weights: list[float]) -> tuple[set | None, float]:
     """Every element of the article's region (step 2), or None when no
     block is prose; and how much prose the region holds."""
     # Blocks and prose inside each element, summed up from the owners in
@@ -567,20 +611,22 @@ def _article_region(root, blocks: list[Block], weights: list[int]) -> tuple[set 
     for block, weight in zip(blocks, weights):
         if weight:
             wrapper, container = _wrapper_and_container(block, blocks_inside)
-            # A list of long items is a list of teasers more often than
-            # an article: its prose counts half towards its container.
-            scores[container] = scores.get(container, 0) + (weight / 2 if block.owner.tag == "li" else weight)
+            scores[container] = scores.get(container, 0) + weight
             paragraphs[container] = paragraphs.get(container, 0) + 1
             prose_wrappers.add(wrapper)
     if not scores:
         return None, 0
 
     def region_tops(best) -> list:
-        """The container and its siblings that hold prose too."""
+        """The container and its siblings that hold prose too: containers,
+        paragraphs, and sections like it (same tag and first class) with
+        prose further down."""
         parent = best.getparent()
         if parent is None:
             return [best]
-        tops = [sibling for sibling in parent if sibling is best or sibling in scores or sibling in prose_wrappers]
+        kind = _first_class(best)
+        tops = [sibling for sibling in parent if sibling is best or sibling in scores or sibling in prose_wrappers
+                or (kind and sibling.tag == best.tag and prose_inside.get(sibling) and _first_class(sibling) == kind)]
         if len(tops) > 1:
             return tops
         # An article cut into sections, each a container of its own
@@ -615,6 +661,11 @@ def _article_region(root, blocks: list[Block], weights: list[int]) -> tuple[set 
         best = best.getparent()
         tops = region_tops(best)
         prose = sum(prose_inside.get(top, 0) for top in tops)
+    # The author's <main> holds the dominant content: when what was found is
+    # a small part of it (a landing page's sections), the <main> is the region.
+    main = next(best.iterancestors("main"), None)
+    if main is not None and prose < MIN_MAIN_SHARE * prose_inside.get(main, 0):
+        tops, prose = [main], prose_inside[main]
     # Owners are block elements (or the root, which is only ever a top).
     return {*tops, *(element for top in tops for element in top.iter(*BLOCK_TAGS))}, prose
 
