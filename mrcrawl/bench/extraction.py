@@ -25,7 +25,8 @@ already tell which text came out.  Everything else (Latin, Cyrillic,
 Arabic, Hangul...) is split into words.
 
 Speed is pages per second from decoded text to main text, parse
-included, one thread, the best of `--repeat` passes over the corpus.
+included, one thread, each page timed at its fastest of `--repeat` passes,
+the extractors taking turns page by page.
 On real pages, a page is "lost" when its truth holds prose (PROSE_TOKENS
 tokens or more) and the extraction recalls less than a tenth of it.
 """
@@ -167,7 +168,7 @@ PROSE_TOKENS = 50  # a truth this long holds prose: extracting none of it loses 
 class Result:
     extractor: str
     # The page's labels (name, language, layout; or dataset, name, group), its
-    # precision, recall, f1, truth_tokens, and seconds in the fastest pass.
+    # precision, recall, f1, truth_tokens, and seconds: its fastest time.
     pages: list[dict]
     errors: int = 0  # pages the extractor raised on, scored as empty
 
@@ -197,33 +198,45 @@ def _labels(page: BenchPage | RealPage) -> dict:
     return {key: value for key, value in vars(page).items() if key not in ("html", "truth")}
 
 
-def run(extractor: Extractor, pages: list[BenchPage | RealPage], repeat: int = 3) -> Result:
-    """Scores one extractor: each of `repeat` passes times every page; the
-    fastest pass's times count."""
-    extractor.extract(pages[0].html, pages[0].language)  # warms imports up
-    best, failed, started = None, set(), time.perf_counter()
-    for number in range(1, repeat + 1):
-        outputs, seconds = [], []
+def run(extractors: list[Extractor], pages: list[BenchPage | RealPage], repeat: int = 3) -> list[Result]:
+    """Scores the extractors, one Result each.  The extractors take turns
+    page by page, in an order that rotates, for `repeat` passes; a page's
+    time is its fastest.  Taking turns, not whole passes one extractor
+    after another, is what makes the ratios fair on a shared machine: a
+    burst of load falls on every extractor alike, where it would otherwise
+    slow down whichever one ran during it."""
+    for extractor in extractors:
+        extractor.extract(pages[0].html, pages[0].language)  # warms imports up
+    outputs = [[""] * len(pages) for _ in extractors]
+    best = [[math.inf] * len(pages) for _ in extractors]
+    failed = [set() for _ in extractors]
+    started = time.perf_counter()
+    for number in range(repeat):
         for index, page in enumerate(pages):
-            start = time.perf_counter()
-            try:
-                outputs.append(extractor.extract(page.html, page.language))
-            except Exception:  # a library failing on one page is that page's score, not the run's end
-                outputs.append("")
-                failed.add(index)
-            seconds.append(time.perf_counter() - start)
-            if len(seconds) % 500 == 0 or len(seconds) == len(pages):
-                print(f"{extractor.name}: pass {number}/{repeat}, {len(seconds)}/{len(pages)} pages, "
+            for turn in range(len(extractors)):
+                which = (index + number + turn) % len(extractors)
+                start = time.perf_counter()
+                try:
+                    output = extractors[which].extract(page.html, page.language)
+                except Exception:  # a library failing on one page is that page's score, not the run's end
+                    output = ""
+                    failed[which].add(index)
+                best[which][index] = min(best[which][index], time.perf_counter() - start)
+                if number == 0:
+                    outputs[which][index] = output
+            if (index + 1) % 500 == 0 or index + 1 == len(pages):
+                print(f"pass {number + 1}/{repeat}, {index + 1}/{len(pages)} pages, "
                       f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
-        if best is None or sum(seconds) < sum(best):
-            best = seconds
-    rows = []
-    for page, output, page_seconds in zip(pages, outputs, best):
-        truth = "\n".join(page.truth)
-        page_score = score(output, truth)
-        rows.append({**_labels(page), "precision": page_score.precision, "recall": page_score.recall,
-                     "f1": page_score.f1, "truth_tokens": len(tokens(truth)), "seconds": page_seconds})
-    return Result(extractor.name, rows, len(failed))
+    truths = ["\n".join(page.truth) for page in pages]
+    results = []
+    for extractor, texts, seconds, errors in zip(extractors, outputs, best, failed):
+        rows = []
+        for page, truth, output, page_seconds in zip(pages, truths, texts, seconds):
+            page_score = score(output, truth)
+            rows.append({**_labels(page), "precision": page_score.precision, "recall": page_score.recall,
+                         "f1": page_score.f1, "truth_tokens": len(tokens(truth)), "seconds": page_seconds})
+        results.append(Result(extractor.name, rows, len(errors)))
+    return results
 
 
 def report(results: list[Result], languages: list[str], missing: list[str]) -> str:
@@ -378,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--languages", default=",".join(LANGUAGES), help="comma-separated, of " + ",".join(LANGUAGES))
     parser.add_argument("--per-language", type=int, default=PAGES_PER_LANGUAGE, help="pages per language")
     parser.add_argument("--extractors", default=",".join(e.name for e in EXTRACTORS))
-    parser.add_argument("--repeat", type=int, help="timed passes; the fastest counts (default 3; 1 with --real)")
+    parser.add_argument("--repeat", type=int, help="timed passes; each page's fastest counts (default 3; 1 with --real)")
     parser.add_argument("--json", type=Path, help="write the figures, per page too, to this file")
     parser.add_argument("--write-pages", type=Path, help="also write the corpus's HTML and truth here")
     parser.add_argument("--real", type=Path, help="score the real pages of the datasets cloned in this directory")
@@ -408,13 +421,8 @@ def main(argv: list[str] | None = None) -> int:
         for page in pages:
             (args.write_pages / f"{page.name}.html").write_text(page.html, encoding="utf-8")
             (args.write_pages / f"{page.name}.txt").write_text("\n".join(page.truth) + "\n", encoding="utf-8")
-    results, missing = [], []
-    for name in names:
-        extractor = known[name]
-        if available(extractor):
-            results.append(run(extractor, pages, args.repeat))
-        else:
-            missing.append(name)
+    missing = [name for name in names if not available(known[name])]
+    results = run([known[name] for name in names if name not in missing], pages, args.repeat)
     if args.real:
         print(real_report(results, pages, skipped, missing))
         figures = real_json(results, pages, skipped)

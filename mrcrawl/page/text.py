@@ -362,13 +362,30 @@ class Block:
 
     text: str  # as the page has it: whitespace is collapsed only in what is kept
     owner: etree._Element  # the innermost block element its text starts in
-    link_characters: int
-    characters: int  # not counting whitespace
+    link_text: str  # the part of it inside links
     # The marked elements around it (step 1 of the module docstring),
     # outermost first: whether they are boilerplate is decided by how much
     # of the page's prose they hold (_without_boilerplate).
     marked_by: tuple
     in_item: bool  # inside a list item (ITEM_TAGS)
+    _characters: int = -1
+    _link_characters: int = -1
+
+    # Characters are counted when first asked: most blocks are too short to
+    # be prose, and most are not kept.
+    @property
+    def characters(self) -> int:
+        """Not counting whitespace."""
+        if self._characters < 0:
+            self._characters = _non_space_length(self.text)
+        return self._characters
+
+    @property
+    def link_characters(self) -> int:
+        """Of the characters, those inside links."""
+        if self._link_characters < 0:
+            self._link_characters = _non_space_length(self.link_text) if self.link_text else 0
+        return self._link_characters
 
     @property
     def link_density(self) -> float:
@@ -377,6 +394,10 @@ class Block:
     def prose_weight(self) -> float:
         """How much text outside links the block holds (CJK characters count
         twice), halved in a list item."""
+        text = self.text
+        # A CJK character weighs two, any other one: shorter texts weigh too little.
+        if len(text) < PROSE_WEIGHT and (2 * len(text) < PROSE_WEIGHT or text.isascii()):
+            return 0
         if self.link_density > MAX_LINK_DENSITY:
             return 0
         cjk = 0 if self.text.isascii() else len(_CJK_CHARACTERS.findall(self.text))
@@ -425,10 +446,13 @@ _KINDS = {
     "a": _ANCHOR,
 }
 # Elements whose class and id are not read: the containers of the main
-# content, and void elements (<img>, <br>...), which hold no text, so a
-# mark on them would change nothing.  A fifth of a page's elements are void.
+# content; void elements (<img>, <br>...), which hold no text, so a mark on
+# them would change nothing (a fifth of a page's elements are void); and
+# links, whose text is link text, which link density already tells apart
+# (reading the names and long hrefs of a page's links was a sixth of the
+# time the walk took).
 _UNNAMED_TAGS = _NEVER_BOILERPLATE | frozenset(
-    "area base br col embed hr img input keygen link meta param source track wbr".split())
+    "a area base br col embed hr img input keygen link meta param source track wbr".split())
 
 
 def page_blocks(root) -> list[Block]:
@@ -456,11 +480,11 @@ def page_blocks(root) -> list[Block]:
         nonlocal owner
         paragraph = "".join(texts)
         texts.clear()
-        link_characters = 0
+        link_text = ""
         if link_texts:
-            link_characters = _non_space_length("".join(link_texts))
+            link_text = "".join(link_texts)
             link_texts.clear()
-        blocks.append(Block(paragraph, owner, link_characters, _non_space_length(paragraph), marked_by, in_item))
+        blocks.append(Block(paragraph, owner, link_text, marked_by, in_item))
         owner = None
 
     skipped = None  # skip_subtree() makes a skipped element's end the next event
@@ -468,6 +492,7 @@ def page_blocks(root) -> list[Block]:
     # hold no page text, but their tails do (React writes "very<!-- -->
     # recently"), and without these events iterwalk would not show them.
     walker = etree.iterwalk(root, events=("start", "end", "comment", "pi"))
+    add_text, add_link_text = texts.append, link_texts.append
     for event, element in walker:
         if event == "start":
             tag = element.tag
@@ -497,16 +522,16 @@ def page_blocks(root) -> list[Block]:
                 links_open.append(element)
             text = element.text
         elif event == "end":
-            if element is skipped:
-                skipped = None
-                if owner is not None and element.tag in _SKIPPED_BLOCK_TAGS:
-                    end_paragraph()
-            elif element is open_blocks[-1]:
+            if element is open_blocks[-1]:
                 if owner is not None:
                     end_paragraph()
                 open_blocks.pop()
                 if items_open and items_open[-1] is element:
                     items_open.pop()
+            elif element is skipped:
+                skipped = None
+                if owner is not None and element.tag in _SKIPPED_BLOCK_TAGS:
+                    end_paragraph()
             elif links_open and links_open[-1] is element:
                 links_open.pop()
             if marked_open and marked_open[-1] is element:
@@ -522,9 +547,9 @@ def page_blocks(root) -> list[Block]:
                 owner = open_blocks[-1]
                 marked_by = tuple(marked_open) if marked_open else ()
                 in_item = bool(items_open)
-            texts.append(text)
+            add_text(text)
             if links_open:
-                link_texts.append(text)
+                add_link_text(text)
     if owner is not None:
         end_paragraph()
     return blocks
