@@ -152,7 +152,9 @@ def _is_marked(attributes: list[tuple[str, str]]) -> bool:
             # pages: each distinct one is judged once.
             marked = _BOILERPLATE_NAMES.get(value)
             if marked is None:
-                marked = _BOILERPLATE_NAMES[value] = not BOILERPLATE_WORDS.isdisjoint(_words_of(value))
+                if len(_BOILERPLATE_NAMES) >= _NAMES_SEEN_LIMIT:  # a page can make every name unique
+                    _BOILERPLATE_NAMES.clear()
+                marked = _BOILERPLATE_NAMES[value] = _is_boilerplate_name(value)
             if marked:
                 return True
         elif name in _HIDING_ATTRIBUTES and (
@@ -186,12 +188,27 @@ def _name_words(element) -> frozenset:
 _NO_WORDS: frozenset = frozenset()
 
 
+def _is_boilerplate_name(names: str) -> bool:
+    """Whether a class or id value holds a boilerplate word of its
+    _words_of, mostly found without them: a page has a hundred distinct
+    names, most of them new to the caches, and splitting each into its
+    words took up to a fifteenth of the time a page took."""
+    # Every word of the value, taxonomy classes and slugs too: _words_of
+    # only drops some of these, so none boilerplate here means none there.
+    words = _NAME_WORDS.findall(names if names.islower() else _CAMEL_CASE.sub(" ", names).lower())
+    if BOILERPLATE_WORDS.isdisjoint(words):
+        return False
+    # No taxonomy class, and no name long enough to be a slug: it drops none.
+    if len(words) <= MAX_NAME_WORDS and "category-" not in names and "tag-" not in names:
+        return True
+    return not BOILERPLATE_WORDS.isdisjoint(_words_of(names))
+
+
 def _words_of(names: str) -> frozenset:
     words = _NAMES_SEEN.get(names)
     if words is None:
         if len(_NAMES_SEEN) >= _NAMES_SEEN_LIMIT:  # a page can make every name unique
             _NAMES_SEEN.clear()
-            _BOILERPLATE_NAMES.clear()
         text = _TAXONOMY_CLASSES.sub(" ", names) if "category-" in names or "tag-" in names else names
         found = set()
         for name in text.split():
@@ -203,8 +220,8 @@ def _words_of(names: str) -> frozenset:
     return words
 
 
-# Each distinct class or id is split into words once (and judged once,
-# in _is_marked).
+# Each distinct class or id is judged once (in _is_marked), and split into
+# words once.
 _NAMES_SEEN: dict[str, frozenset] = {}
 _BOILERPLATE_NAMES: dict[str, bool] = {}
 _NAMES_SEEN_LIMIT = 50_000
@@ -724,8 +741,10 @@ def main_text(root) -> str:
     blocks, region, prose = article([index for index, block in enumerate(all_blocks) if not block.marked_by])
     if not blocks or prose < MIN_ARTICLE_SHARE * sum(all_weights):
         blocks, region, _ = article(_without_boilerplate(all_blocks, all_weights))
+    # The region is asked first: most blocks are outside it, and their
+    # characters need not be counted.
     kept = [(block.owner, collapse_whitespace(block.text)) for block in blocks
-            if block.link_density <= MAX_LINK_DENSITY and (region is None or block.owner in region)]
+            if (region is None or block.owner in region) and block.link_density <= MAX_LINK_DENSITY]
     # The headline is an <h1> that repeats the page's title: the titles are
     # only read when an <h1> is kept.
     if any(owner.tag == "h1" for owner, _ in kept):
