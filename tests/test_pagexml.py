@@ -17,7 +17,9 @@ from mrcrawl.page.change import page_signature
 from mrcrawl.page.charset import decode_page, detect_encoding
 from mrcrawl.page.charset_labels import codec_for_label
 from mrcrawl.page.html import parse_html
-from mrcrawl.page.text import description, headline, keywords, main_text, normalise_date, published
+from mrcrawl.page.text import (
+    _with_left_out, description, headline, keywords, main_text, normalise_date, page_blocks, published,
+)
 from mrcrawl.store.records import FETCHED, encode_body, new_doc
 from mrcrawl.testweb import expected_duplicates, expected_layers_for_config
 from test_charset import NEWS, OTHER_LEGACY_NEWS, news_page
@@ -463,6 +465,30 @@ def test_text_after_a_comment_is_kept():
     body = f"<p>It happened very<!-- -->recently, <!-- an ad was here -->{PROSE[0]}</p><p>{PROSE[1]}<?php x ?> end.</p>"
     assert main_text(parse_html(article(body))).split("\n") == [f"It happened veryrecently, {PROSE[0]}",
                                                                  f"{PROSE[1]} end."]
+
+
+def test_a_walk_that_leaves_marked_blocks_out_gives_the_whole_walk_s_blocks_once_they_are_walked():
+    # main_text walks the marked blocks only when it may need them: their
+    # blocks must then be those one whole walk gives, in its order, with the
+    # marks, list items and links open around them.
+    body = (f'<div class="story"><p>{PROSE[0]}</p>'
+            f'<ul><li>Item text <div class="share-box">{PROSE[1]}<p class="note">{PROSE[2]}</p></div> after</li></ul>'
+            f'<a href="/more">Read <div class="related"><p>{PROSE[0]}</p></div> more</a>'
+            f'<div class="sidebar">Sidebar <div id="comments"><p>{PROSE[1]}</p></div> tail</div>'
+            f'<footer>Footer <span class="ad">ad</span> text</footer> end of story</div>')
+    root = parse_html(article(body))
+    left_out = []
+    first = page_blocks(root, left_out)
+    assert [part.element.get("class") or part.element.tag for part in left_out] == [
+        "share-box", "related", "sidebar", "footer"]
+    assert not any(block.marked_by for block in first)
+
+    def described(blocks):
+        return [(block.text, block.owner, block.link_text, block.marked_by, block.in_item) for block in blocks]
+
+    whole = page_blocks(root)
+    assert described(_with_left_out(first, left_out)) == described(whole)
+    assert len(whole) > len(first)
 
 
 def test_skipped_blocks_still_separate_paragraphs():

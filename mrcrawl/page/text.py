@@ -29,7 +29,10 @@ line, with whitespace collapsed inside each.  It is found in four steps:
    wrapper (div#ad-portal, .content-with-sidebar-wrp, an ASP.NET <form>):
    then only the marked elements that hold a small share of the prose are
    left out, and the article is looked for again.  Content hidden from
-   every reader (aria-hidden) is left out then, whatever its size.
+   every reader (aria-hidden) is left out then, whatever its size.  Marked
+   block elements are walked only when that might happen: while the
+   article found without them holds enough of the prose their whole text
+   could add, they are never looked into.
 4. Inside the region every block is kept, short ones too (subheadings, a
    one-line paragraph), except link lists ("read also", tags, share
    buttons) and the headline, which the XML holds in its own element.
@@ -472,8 +475,30 @@ _UNNAMED_TAGS = _NEVER_BOILERPLATE | frozenset(
     "a area base br col embed hr img input keygen link meta param source track wbr".split())
 
 
-def page_blocks(root) -> list[Block]:
+@dataclass(slots=True)
+class LeftOut:
+    """A marked block element that page_blocks left unwalked, and what was
+    open around it: what walking it later needs to give the blocks that
+    one whole walk gives."""
+
+    element: etree._Element
+    at: int  # how many blocks come before its own
+    marked_by: tuple  # the marked elements around it, outermost first
+    in_item: bool
+    in_link: bool
+
+
+# Stands for a list item or a link open around a left-out element.
+_OPEN_AROUND = object()
+
+
+def page_blocks(root, left_out: list[LeftOut] | None = None, around: LeftOut | None = None) -> list[Block]:
     """The page's blocks in document order (step 1 of the module docstring).
+
+    With `left_out`, marked block elements are not walked but appended to
+    it: the article is looked for without them first (main_text).  With
+    `around`, `root` is such an element, and its blocks are those the whole
+    page's walk gives.
 
     Walks the tree iteratively: pages can be nested thousands deep.  This
     loop runs for every element of every page, so it does the least it
@@ -484,9 +509,11 @@ def page_blocks(root) -> list[Block]:
     texts: list[str] = []  # the open paragraph's texts, from its first that is not whitespace
     link_texts: list[str] = []  # those of them inside links
     open_blocks = [root]
-    marked_open: list = []  # the open elements that are marked (step 1), outermost first
-    links_open: list = []  # the open <a> elements that go somewhere
-    items_open: list = []  # the open list items (ITEM_TAGS)
+    # The open elements that are marked (step 1), outermost first; the open
+    # <a> elements that go somewhere; the open list items (ITEM_TAGS).
+    marked_open: list = list(around.marked_by) if around else []
+    links_open: list = [_OPEN_AROUND] if around and around.in_link else []
+    items_open: list = [_OPEN_AROUND] if around and around.in_item else []
     owner = None  # set by the paragraph's first text that is not whitespace
     marked_by: tuple = ()
     in_item = False
@@ -528,6 +555,14 @@ def page_blocks(root) -> list[Block]:
                     walker.skip_subtree()
                     skipped = element
                     continue
+                if left_out is not None and kind >= _BLOCK:
+                    if owner is not None:
+                        end_paragraph()
+                    left_out.append(LeftOut(element, len(blocks), tuple(marked_open), bool(items_open),
+                                            bool(links_open)))
+                    walker.skip_subtree()
+                    skipped = element
+                    continue
                 marked_open.append(element)
             if kind >= _BLOCK:
                 if owner is not None:
@@ -542,6 +577,8 @@ def page_blocks(root) -> list[Block]:
             if element is open_blocks[-1]:
                 if owner is not None:
                     end_paragraph()
+                if element is root:  # its tail is not inside it
+                    break
                 open_blocks.pop()
                 if items_open and items_open[-1] is element:
                     items_open.pop()
@@ -720,10 +757,31 @@ def _headline_texts(root) -> tuple[str, ...]:
     return tuple(title for title in titles if title)
 
 
+def _with_left_out(blocks: list[Block], left_out: list[LeftOut]) -> list[Block]:
+    """The blocks of one whole walk: those of a walk that left elements
+    out, with the left-out elements' own in their places."""
+    whole: list[Block] = []
+    start = 0
+    for part in left_out:
+        whole += blocks[start:part.at]
+        whole += page_blocks(part.element, around=part)
+        start = part.at
+    whole += blocks[start:]
+    return whole
+
+
+def _most_prose(element) -> int:
+    """A bound on the prose weight of an element's blocks, counted in C:
+    all its text (scripts' too) as prose, CJK characters twice."""
+    text = etree.tostring(element, method="text", encoding="unicode", with_tail=False)
+    return _non_space_length(text) + (0 if text.isascii() else len(_CJK_CHARACTERS.findall(text)))
+
+
 def main_text(root) -> str:
     """The page's main text, found by the rules of the module docstring:
     its paragraphs joined by "\\n", whitespace collapsed inside each."""
-    all_blocks = page_blocks(root)
+    left_out: list[LeftOut] = []
+    all_blocks = page_blocks(root, left_out)
     all_weights = [block.prose_weight() for block in all_blocks]
 
     def article(kept: list[int]):
@@ -739,6 +797,13 @@ def main_text(root) -> str:
     # marked blocks holds a small share of the page's prose: then a mark
     # was on a wrapper of the article, and only small marked elements go.
     blocks, region, prose = article([index for index, block in enumerate(all_blocks) if not block.marked_by])
+    # The marked block elements are walked only when the article might hold
+    # a small share of the prose with theirs: most pages need not walk their
+    # menus, footers and comment threads at all (half of the walk).
+    if left_out and (not blocks or prose < MIN_ARTICLE_SHARE * (
+            sum(all_weights) + sum(_most_prose(part.element) for part in left_out))):
+        all_blocks = _with_left_out(all_blocks, left_out)
+        all_weights = [block.prose_weight() for block in all_blocks]
     if not blocks or prose < MIN_ARTICLE_SHARE * sum(all_weights):
         blocks, region, _ = article(_without_boilerplate(all_blocks, all_weights))
     # The region is asked first: most blocks are outside it, and their
