@@ -3,12 +3,15 @@ import socket
 import time
 from collections import Counter
 
+import pytest
+
 from mrcrawl.config import CrawlConfig
 from mrcrawl.fetch.connection import whole_answer_arrived
-from mrcrawl.fetch.fetcher import URLS_IN_MEMORY, Fetcher
+from mrcrawl.fetch.fetcher import RESPONSE_TIME_LIMIT, URLS_IN_MEMORY, Fetcher
 from mrcrawl.fetch.hostqueue import SPILL_BATCH
 from mrcrawl.store.records import new_frontier_entry
 from mrcrawl.testweb import Host, Page, Robots, Web
+from mrcrawl.testweb.faults import DRIP_BODY, DRIP_HEADERS, FaultServer
 from mrcrawl.testweb.server import TestWebServer
 
 
@@ -102,3 +105,46 @@ def test_a_body_still_arriving_holds_up_no_other_host(tmp_path):
     assert finished[slow_url][0] >= stall
     fast_done = max(seconds for url, (seconds, _) in finished.items() if url != slow_url)
     assert fast_done < stall / 2, f"the fast host's pages waited for the stalled body ({fast_done:.1f} s)"
+
+
+# -- transport faults: an answer ends within its bounds --
+
+THROUGH_PROXY = pytest.mark.parametrize("through_proxy", [False, True], ids=["direct", "through a proxy"])
+
+
+def fetch_alone(url: str, **options) -> tuple[dict, float]:
+    """Fetch `url` with one thread, no robots.txt and no retries: its one doc
+    record, and the seconds the fetch took."""
+    config = CrawlConfig(language="en", user_agent="mrcrawl-test/1.0", threads=1, delay=0.0, retries=0,
+                         obey_robots=False, allow_private_networks=True, **options)
+    fetcher = Fetcher(config, layer=0)
+    started = time.monotonic()
+    fetcher.add(url)
+    [doc] = fetcher.finish()
+    return doc, time.monotonic() - started
+
+
+@THROUGH_PROXY
+@pytest.mark.parametrize("fault, error_before_reason", [
+    pytest.param(DRIP_HEADERS, "ResponseTimeLimitError: ", id="in the headers"),
+    pytest.param(DRIP_BODY, "ResponseTimeLimitError while reading the body: ", id="in the body"),
+])
+def test_an_answer_that_drips_ends_at_the_whole_response_time_limit(fault, error_before_reason, through_proxy):
+    # A byte comes every quarter of the read timeout, so no read ever waits
+    # long enough to time out: only the whole response's limit can end the
+    # answer.  Without it the server would drip for `drip_for`, well past
+    # the bound asserted.
+    timeout = 0.8
+    limit = RESPONSE_TIME_LIMIT * timeout
+    margin = 1.0  # thread start, scheduling on a loaded machine
+    with FaultServer(drip_interval=timeout / 4, drip_for=limit + 4 * margin) as server:
+        proxy = server.origin if through_proxy else None
+        doc, seconds = fetch_alone(server.url(fault), timeout=timeout, proxy=proxy)
+        assert server.wait_idle(timeout=margin)
+        [entry] = server.log
+    assert (doc["outcome"], doc["status"], doc["attempts"]) == ("network_error", None, 1)
+    assert doc["error"] == f"{error_before_reason}the whole response took longer than its time limit of {limit:g}s"
+    assert limit <= seconds <= limit + margin
+    # The server saw the client go, and stopped dripping, within the bound too.
+    assert entry.client_left and entry.end - entry.start <= limit + margin
+

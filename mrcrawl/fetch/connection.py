@@ -10,13 +10,18 @@ request exactly from this module (warc.request_message).
 """
 from __future__ import annotations
 
+import http.client
+import io
 import re
 import socket
+import time
+from dataclasses import dataclass
 from typing import Callable
 
 import certifi
 import urllib3
-from urllib3.connection import HTTPConnection
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.exceptions import TimeoutError as Urllib3TimeoutError
 from urllib3.util import make_headers, parse_url
 from urllib3.util.wait import wait_for_read
 
@@ -106,7 +111,140 @@ def whole_answer_arrived(sock: socket.socket) -> bool:
     return length is not None and header_end + 4 + int(length.group(1)) <= len(data)
 
 
-class AnsweredConnection(HTTPConnection):
+# -- the answer's bounds ----------------------------------------------------------
+#
+# A read timeout bounds each socket read, not the answer: a server that drips
+# a byte a second never lets one read wait long, and would hold the fetch
+# thread for as long as it kept dripping.  So every answer also has a
+# deadline, and no read of it, from the status line to the body's last byte,
+# waits past it.
+
+
+class ResponseTimeLimitError(Urllib3TimeoutError):
+    """The whole response (connect, headers and body) was not complete within
+    its time limit, however steadily its bytes came."""
+
+
+@dataclass(frozen=True)
+class ResponseDeadline:
+    """When the answer to one request must be complete."""
+
+    limit: float  # seconds from the request's start
+    at: float  # time.monotonic() by which the last byte must have come
+
+    @classmethod
+    def starting_now(cls, limit: float) -> "ResponseDeadline":
+        return cls(limit, time.monotonic() + limit)
+
+    def read_wait(self, read_timeout: float | None) -> tuple[float, bool]:
+        """How long the next read may wait, and whether the deadline, not the
+        read timeout, set it.  Raises ResponseTimeLimitError past the deadline."""
+        left = self.at - time.monotonic()
+        if left <= 0:
+            raise self.passed()
+        if read_timeout is None or left < read_timeout:
+            return left, True
+        return read_timeout, False
+
+    def passed(self) -> ResponseTimeLimitError:
+        return ResponseTimeLimitError(f"the whole response took longer than its time limit of {self.limit:g}s")
+
+
+class DeadlineReader(io.RawIOBase):
+    """A connection's bytes, for http.client: each read waits at most the
+    read timeout, and never past the answer's deadline."""
+
+    def __init__(self, sock: socket.socket, deadline: ResponseDeadline):
+        # A socket file, not the socket itself: it counts as a user of the
+        # socket, which http.client closes under a response it hands over
+        # (an answer read to the close) and which must stay open for it.
+        self._file = sock.makefile("rb", buffering=0)
+        self._sock = sock
+        self._read_timeout = sock.gettimeout()
+        self.deadline = deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int | None:
+        wait, deadline_first = self.deadline.read_wait(self._read_timeout)
+        if self._sock.gettimeout() != wait:  # setting it is a system call, and most reads keep the read timeout
+            self._sock.settimeout(wait)
+        try:
+            return self._file.readinto(buffer)
+        except TimeoutError:
+            if deadline_first:
+                raise self.deadline.passed() from None
+            raise
+
+    def close(self) -> None:
+        if not self.closed:
+            self._file.close()
+        super().close()
+
+
+class _ReaderAsSocket:
+    """What http.client's response asks of its socket: a file of its bytes."""
+
+    def __init__(self, reader: DeadlineReader):
+        self._reader = reader
+
+    def makefile(self, mode: str) -> io.BufferedReader:
+        return io.BufferedReader(self._reader)
+
+
+class StrictResponse(http.client.HTTPResponse):
+    """http.client's response, read within the answer's deadline."""
+
+    def __init__(self, sock: socket.socket, *args, deadline: ResponseDeadline, **kwargs):
+        self.reader = DeadlineReader(sock, deadline)
+        super().__init__(_ReaderAsSocket(self.reader), *args, **kwargs)
+
+
+class StrictConnection:
+    """Mixed into a urllib3 connection: its answers are StrictResponses,
+    bound by the deadline its pool gives it before each request."""
+
+    deadline: ResponseDeadline
+
+    def response_class(self, sock: socket.socket, *args, **kwargs) -> StrictResponse:
+        return StrictResponse(sock, *args, deadline=self.deadline, **kwargs)
+
+
+class StrictHTTPConnection(StrictConnection, HTTPConnection):
+    pass
+
+
+class StrictHTTPSConnection(StrictConnection, HTTPSConnection):
+    pass
+
+
+class StrictPool:
+    """Mixed into a urllib3 connection pool: urlopen takes `time_limit`, the
+    seconds in which the whole answer (connect, headers and body) must be
+    complete, and hands the connection that makes the request its deadline."""
+
+    def urlopen(self, method: str, url: str, *, time_limit: float, **kwargs):
+        # (urllib3's own retries and redirects would call urlopen again
+        # without a limit: the fetcher turns them off and does its own.)
+        self._deadline = ResponseDeadline.starting_now(time_limit)
+        return super().urlopen(method, url, **kwargs)
+
+    def _get_conn(self, timeout: float | None = None):
+        connection = super()._get_conn(timeout)
+        connection.deadline = self._deadline
+        return connection
+
+
+class StrictHTTPConnectionPool(StrictPool, urllib3.HTTPConnectionPool):
+    ConnectionCls = StrictHTTPConnection
+
+
+class StrictHTTPSConnectionPool(StrictPool, urllib3.HTTPSConnectionPool):
+    ConnectionCls = StrictHTTPSConnection
+
+
+class AnsweredConnection(StrictHTTPConnection):
     """A plain-HTTP connection that calls `on_answer(sock)` when the first
     bytes of each answer arrive, before http.client reads them.
 
@@ -120,19 +258,22 @@ class AnsweredConnection(HTTPConnection):
 
     def getresponse(self):
         if self.sock is not None:  # urllib3 asks only after sending a request
-            if not wait_for_read(self.sock, timeout=self.timeout):
-                raise TimeoutError("timed out")  # urllib3 makes this a ReadTimeoutError
+            wait, deadline_first = self.deadline.read_wait(self.timeout)
+            if not wait_for_read(self.sock, timeout=wait):
+                # urllib3 makes a TimeoutError a ReadTimeoutError
+                raise self.deadline.passed() if deadline_first else TimeoutError("timed out")
             self.on_answer(self.sock)
         return super().getresponse()
 
 
-class AnsweredConnectionPool(urllib3.HTTPConnectionPool):
+class AnsweredConnectionPool(StrictHTTPConnectionPool):
     ConnectionCls = AnsweredConnection
 
 
 def open_connection(config: CrawlConfig, url: str,
-                    on_answer: Callable[[socket.socket], None]) -> urllib3.HTTPConnectionPool:
-    """A pool of one kept-alive connection to `url`'s host (or to the proxy).
+                    on_answer: Callable[[socket.socket], None]) -> StrictPool:
+    """A pool of one kept-alive connection to `url`'s host (or to the proxy),
+    whose urlopen takes the whole answer's time limit (StrictPool).
 
     A direct plain-HTTP connection calls `on_answer` as each answer arrives
     (see AnsweredConnection).  Through TLS or a proxy the bytes on the
@@ -145,7 +286,9 @@ def open_connection(config: CrawlConfig, url: str,
         # The same certificate bundle requests would use.
         options.update(cert_reqs="CERT_REQUIRED", ca_certs=certifi.where())
     if config.proxy:
-        return urllib3.ProxyManager(config.proxy, num_pools=1, **options).connection_from_url(url)
+        proxies = urllib3.ProxyManager(config.proxy, num_pools=1, **options)
+        proxies.pool_classes_by_scheme = {"http": StrictHTTPConnectionPool, "https": StrictHTTPSConnectionPool}
+        return proxies.connection_from_url(url)
     if parts.scheme == "https":
-        return urllib3.connection_from_url(url, **options)
+        return StrictHTTPSConnectionPool(parts.host, port=parts.port or 443, **options)
     return AnsweredConnectionPool(parts.host, port=parts.port or 80, on_answer=on_answer, **options)

@@ -63,6 +63,7 @@ MAX_REDIRECTS = 5
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 BACKOFF_BASE = 0.5  # seconds before the first retry; doubles with each attempt
+RESPONSE_TIME_LIMIT = 3  # timeouts a whole response may take: connect, headers and body
 HEAD_BYTES = 64 * 1024  # meta robots must sit in <head>: parse no more than this
 _HEAD_END = re.compile(rb"</head\s*>", re.IGNORECASE)
 CHUNK = 64 * 1024
@@ -457,12 +458,11 @@ class Fetcher:
         timeout = self.config.timeout
         exchange = Exchange(url=task.url, started_at=utc_now_iso())
         self._thread_state.answered_at = None
-        started = time.monotonic()
         try:
             response = host.connection.urlopen(
                 "GET", request_target(task.url, self.config.proxy), headers=request_headers(self.config, task.url, known),
                 redirect=False, retries=False, assert_same_host=False, preload_content=False,
-                timeout=urllib3.Timeout(connect=timeout, read=timeout))
+                timeout=urllib3.Timeout(connect=timeout, read=timeout), time_limit=RESPONSE_TIME_LIMIT * timeout)
         except (Urllib3Error, OSError) as error:
             # No name, no route, refused or timed out while connecting: the
             # request never left this machine, and is not counted as sent.
@@ -482,9 +482,9 @@ class Fetcher:
         exchange.content_type = _media_type(exchange.content_type_header)
         # Every body is read (up to max_page_bytes): the archive keeps error
         # pages and non-HTML files too, and a fully read response leaves the
-        # connection reusable.
+        # connection reusable.  Its reads keep to the response's time limit.
         try:
-            self._read_body(exchange, response, deadline=started + 3 * timeout)
+            self._read_body(exchange, response)
         except (Urllib3Error, OSError) as error:
             exchange.status = None  # an incomplete response counts as no response
             exchange.error = f"{type(error).__name__} while reading the body: {error}"
@@ -495,8 +495,8 @@ class Fetcher:
             response.release_conn()
         return exchange
 
-    def _read_body(self, exchange: Exchange, response: urllib3.BaseHTTPResponse, deadline: float) -> None:
-        """Read the decoded body up to max_page_bytes, within the deadline."""
+    def _read_body(self, exchange: Exchange, response: urllib3.BaseHTTPResponse) -> None:
+        """Read the decoded body up to max_page_bytes."""
         limit = self.config.max_page_bytes
         chunks, size = [], 0
         for chunk in response.stream(CHUNK, decode_content=True):
@@ -505,8 +505,6 @@ class Fetcher:
             if size >= limit:
                 exchange.truncated = size > limit or self._more_to_read(response)
                 break
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"body not complete after {3 * self.config.timeout:g}s")
         body = b"".join(chunks)
         exchange.body = body[:limit]
         with self._stats_lock:

@@ -5,6 +5,8 @@
 - server.py: `TestWebServer` / `start_test_web()` serve it on 127.0.0.2, .3,
   ... and log every request.
 - oracle.py: `expected_layers()` says what a correct crawl of it records.
+- faults.py: `FaultServer`, answers that go wrong below HTTP (a drip, a
+  connection closed or reset mid-answer), served from a raw socket.
 - daily.py: `DailyWeb`, a news web that changes day by day (new, updated,
   deleted and failing articles), for recrawls; `start_daily_web()` serves it
   one day at a time, and its methods are the ground truth of each day.
