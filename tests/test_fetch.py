@@ -11,7 +11,18 @@ from mrcrawl.fetch.fetcher import RESPONSE_TIME_LIMIT, URLS_IN_MEMORY, Fetcher
 from mrcrawl.fetch.hostqueue import SPILL_BATCH
 from mrcrawl.store.records import new_frontier_entry
 from mrcrawl.testweb import Host, Page, Robots, Web
-from mrcrawl.testweb.faults import DRIP_BODY, DRIP_HEADERS, FaultServer
+from mrcrawl.testweb.faults import (
+    CHUNKED_CUT_OFF,
+    CLOSED_BEFORE_STATUS,
+    DRIP_BODY,
+    DRIP_HEADERS,
+    HEADERS_CUT_OFF,
+    RESET_BEFORE_STATUS,
+    SHORT_BODY,
+    SHORT_BODY_LENGTH,
+    SHORT_BODY_SENT,
+    FaultServer,
+)
 from mrcrawl.testweb.server import TestWebServer
 
 
@@ -107,7 +118,7 @@ def test_a_body_still_arriving_holds_up_no_other_host(tmp_path):
     assert fast_done < stall / 2, f"the fast host's pages waited for the stalled body ({fast_done:.1f} s)"
 
 
-# -- transport faults: an answer ends within its bounds --
+# -- transport faults: an answer ends within its bounds, and a broken one is an error --
 
 THROUGH_PROXY = pytest.mark.parametrize("through_proxy", [False, True], ids=["direct", "through a proxy"])
 
@@ -148,3 +159,21 @@ def test_an_answer_that_drips_ends_at_the_whole_response_time_limit(fault, error
     # The server saw the client go, and stopped dripping, within the bound too.
     assert entry.client_left and entry.end - entry.start <= limit + margin
 
+
+@THROUGH_PROXY
+@pytest.mark.parametrize("fault, names_the_fault", [
+    pytest.param(HEADERS_CUT_OFF, "HeadersCutOffError: the connection closed inside the header block: "
+                                  "the headers are incomplete", id="headers cut off"),
+    pytest.param(CLOSED_BEFORE_STATUS, "RemoteDisconnected('Remote end closed connection without response')",
+                 id="closed before the status line"),
+    pytest.param(RESET_BEFORE_STATUS, "ConnectionResetError(", id="reset before the status line"),
+    pytest.param(SHORT_BODY, f"IncompleteRead({len(SHORT_BODY_SENT)} bytes read, "
+                             f"{SHORT_BODY_LENGTH - len(SHORT_BODY_SENT)} more expected)", id="body short of its length"),
+    pytest.param(CHUNKED_CUT_OFF, "ProtocolError while reading the body: Response ended prematurely",
+                 id="chunked body without its last chunk"),
+])
+def test_an_answer_cut_off_is_a_network_error_that_names_the_fault(fault, names_the_fault, through_proxy):
+    with FaultServer() as server:
+        doc, _ = fetch_alone(server.url(fault), proxy=server.origin if through_proxy else None)
+    assert (doc["outcome"], doc["status"], doc["body"], doc["archive_body"]) == ("network_error", None, None, None)
+    assert names_the_fault in doc["error"]

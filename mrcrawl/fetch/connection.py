@@ -21,7 +21,7 @@ from typing import Callable
 import certifi
 import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
-from urllib3.exceptions import TimeoutError as Urllib3TimeoutError
+from urllib3.exceptions import ProtocolError, TimeoutError as Urllib3TimeoutError
 from urllib3.util import make_headers, parse_url
 from urllib3.util.wait import wait_for_read
 
@@ -99,10 +99,13 @@ def whole_answer_arrived(sock: socket.socket) -> bool:
     """Whether the socket already holds an entire HTTP answer: the header
     block and a Content-Length body, so reading it cannot wait on the
     network.  Looks without consuming (MSG_PEEK); anything unusual (TLS,
-    chunked, no length, a large answer) counts as not arrived."""
+    chunked, no length, a large answer) counts as not arrived.  A reset
+    connection raises ConnectionResetError: the peek takes the reset's
+    error, and the read that follows would only find the connection closed.
+    """
     try:
         data = sock.recv(PEEK_BYTES, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-    except (OSError, ValueError):  # nothing there yet, or a TLS socket (no peeking)
+    except (BlockingIOError, ValueError):  # nothing there yet, or a TLS socket (no peeking)
         return False
     header_end = data.find(b"\r\n\r\n")
     if header_end < 0 or _TRANSFER_ENCODING.search(data, 0, header_end):
@@ -117,12 +120,19 @@ def whole_answer_arrived(sock: socket.socket) -> bool:
 # a byte a second never lets one read wait long, and would hold the fetch
 # thread for as long as it kept dripping.  So every answer also has a
 # deadline, and no read of it, from the status line to the body's last byte,
-# waits past it.
+# waits past it.  And http.client takes a connection closed inside the header
+# block for the end of the headers (and a read-to-close body of nothing): the
+# answer is read through a file that notices the close, and such an answer is
+# an error.
 
 
 class ResponseTimeLimitError(Urllib3TimeoutError):
     """The whole response (connect, headers and body) was not complete within
     its time limit, however steadily its bytes came."""
+
+
+class HeadersCutOffError(ProtocolError):
+    """The connection closed inside the header block: the headers are incomplete."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +172,7 @@ class DeadlineReader(io.RawIOBase):
         self._sock = sock
         self._read_timeout = sock.gettimeout()
         self.deadline = deadline
+        self.closed_by_peer = False  # a read found the connection closed
 
     def readable(self) -> bool:
         return True
@@ -171,11 +182,14 @@ class DeadlineReader(io.RawIOBase):
         if self._sock.gettimeout() != wait:  # setting it is a system call, and most reads keep the read timeout
             self._sock.settimeout(wait)
         try:
-            return self._file.readinto(buffer)
+            count = self._file.readinto(buffer)
         except TimeoutError:
             if deadline_first:
                 raise self.deadline.passed() from None
             raise
+        if count == 0:
+            self.closed_by_peer = True
+        return count
 
     def close(self) -> None:
         if not self.closed:
@@ -194,11 +208,20 @@ class _ReaderAsSocket:
 
 
 class StrictResponse(http.client.HTTPResponse):
-    """http.client's response, read within the answer's deadline."""
+    """http.client's response, read within the answer's deadline, that takes
+    a header block the connection cut off for the error it is."""
 
     def __init__(self, sock: socket.socket, *args, deadline: ResponseDeadline, **kwargs):
         self.reader = DeadlineReader(sock, deadline)
         super().__init__(_ReaderAsSocket(self.reader), *args, **kwargs)
+
+    def begin(self) -> None:
+        super().begin()
+        # The status line and headers are read line by line, and a line is
+        # read past its end only when no newline ends it: a close seen by now
+        # cut off the last line, or came where the blank line should be.
+        if self.reader.closed_by_peer:
+            raise HeadersCutOffError("the connection closed inside the header block: the headers are incomplete")
 
 
 class StrictConnection:
