@@ -1,27 +1,49 @@
 """The fetcher on its own: a real Fetcher fed many URLs, without mrjob."""
+import base64
 import socket
 import time
+import tracemalloc
 from collections import Counter
 
 import pytest
 
 from mrcrawl.config import CrawlConfig
 from mrcrawl.fetch.connection import whole_answer_arrived
-from mrcrawl.fetch.fetcher import RESPONSE_TIME_LIMIT, URLS_IN_MEMORY, Fetcher
+from mrcrawl.fetch.fetcher import MAX_ERROR_CHARS, RESPONSE_TIME_LIMIT, URLS_IN_MEMORY, Fetcher
 from mrcrawl.fetch.hostqueue import SPILL_BATCH
 from mrcrawl.store.records import new_frontier_entry
 from mrcrawl.testweb import Host, Page, Robots, Web
 from mrcrawl.testweb.faults import (
+    AFTER_LONG_BODY,
+    AFTER_LONG_BODY_PAGE,
+    BAD_CHUNK_SIZE,
+    BOMB_BYTES,
     CHUNKED_CUT_OFF,
     CLOSED_BEFORE_STATUS,
+    DEFLATE_BOMB,
     DRIP_BODY,
     DRIP_HEADERS,
+    ENDLESS_BODY,
+    GZIP_BOMB,
     HEADERS_CUT_OFF,
+    HTTP_10,
+    HUGE_LENGTH,
+    HUGE_LENGTH_BYTES,
+    LONG_BODY,
+    LONG_BODY_LONG_STRAY,
+    LONG_BODY_PAGE,
+    LONG_HEADER,
+    LYING_ENCODING,
+    MANY_HEADERS,
+    NO_STATUS_LINE,
+    PLAIN_PAGE,
     RESET_BEFORE_STATUS,
     SHORT_BODY,
     SHORT_BODY_LENGTH,
     SHORT_BODY_SENT,
+    SILENT,
     FaultServer,
+    large_answer,
 )
 from mrcrawl.testweb.server import TestWebServer
 
@@ -135,6 +157,29 @@ def fetch_alone(url: str, **options) -> tuple[dict, float]:
     return doc, time.monotonic() - started
 
 
+def fetch_measured(url: str, **options) -> tuple[dict, float, int]:
+    """fetch_alone, and the peak of the memory Python allocated meanwhile
+    (the server's allocations too: a test builds a large answer first)."""
+    tracemalloc.start()
+    try:
+        doc, seconds = fetch_alone(url, **options)
+        return doc, seconds, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def assert_network_error(doc: dict, names_the_fault: str) -> None:
+    assert (doc["outcome"], doc["status"], doc["body"], doc["archive_body"]) == ("network_error", None, None, None)
+    assert names_the_fault in doc["error"]
+    # An error may quote the server's bytes (the 60 KB line of a page sent
+    # without a status line): the record keeps only their start.
+    assert len(doc["error"]) <= MAX_ERROR_CHARS
+
+
+def page_of(doc: dict) -> bytes:
+    return base64.b64decode(doc["body"])
+
+
 @THROUGH_PROXY
 @pytest.mark.parametrize("fault, error_before_reason", [
     pytest.param(DRIP_HEADERS, "ResponseTimeLimitError: ", id="in the headers"),
@@ -175,5 +220,126 @@ def test_an_answer_that_drips_ends_at_the_whole_response_time_limit(fault, error
 def test_an_answer_cut_off_is_a_network_error_that_names_the_fault(fault, names_the_fault, through_proxy):
     with FaultServer() as server:
         doc, _ = fetch_alone(server.url(fault), proxy=server.origin if through_proxy else None)
-    assert (doc["outcome"], doc["status"], doc["body"], doc["archive_body"]) == ("network_error", None, None, None)
-    assert names_the_fault in doc["error"]
+    assert_network_error(doc, names_the_fault)
+
+
+@THROUGH_PROXY
+def test_a_server_that_never_answers_is_a_read_timeout(through_proxy):
+    timeout = 0.8
+    margin = 1.0
+    with FaultServer(drip_for=RESPONSE_TIME_LIMIT * timeout + 2 * margin) as server:
+        doc, seconds = fetch_alone(server.url(SILENT), timeout=timeout, proxy=server.origin if through_proxy else None)
+        assert server.wait_idle(timeout=margin)  # and the server saw the client go
+    assert_network_error(doc, f"Read timed out. (read timeout={timeout})")
+    assert doc["error"].startswith("ReadTimeoutError: ")
+    assert timeout <= seconds <= timeout + margin
+
+
+def test_a_body_that_never_ends_is_cut_at_max_page_bytes_when_it_comes_fast():
+    # The server sends as fast as the socket takes it, for longer than the
+    # whole-response limit: max_page_bytes comes first.
+    timeout, max_page_bytes = 2.0, 1024 * 1024
+    with FaultServer(drip_interval=0.0, drip_for=RESPONSE_TIME_LIMIT * timeout + 2) as server:
+        doc, seconds, peak = fetch_measured(server.url(ENDLESS_BODY), timeout=timeout, max_page_bytes=max_page_bytes)
+    assert (doc["outcome"], doc["status"], doc["truncated"], doc["error"]) == ("fetched", 200, True, None)
+    assert len(page_of(doc)) == max_page_bytes
+    assert seconds < timeout
+    assert peak <= 4 * max_page_bytes + 4 * 1024 * 1024
+
+
+def test_a_body_that_never_ends_ends_at_the_whole_response_time_limit_when_it_comes_slowly():
+    # 64 KB every tenth of a second: max_page_bytes (2 MB) is not reached
+    # before the whole-response limit, which ends the answer as an error.
+    timeout, margin = 0.8, 1.0
+    limit = RESPONSE_TIME_LIMIT * timeout
+    with FaultServer(drip_interval=0.1, drip_for=limit + 4 * margin) as server:
+        doc, seconds = fetch_alone(server.url(ENDLESS_BODY), timeout=timeout)
+    assert_network_error(doc, "ResponseTimeLimitError while reading the body: "
+                              f"the whole response took longer than its time limit of {limit:g}s")
+    assert limit <= seconds <= limit + margin
+
+
+@pytest.mark.parametrize("fault", [
+    pytest.param(LONG_BODY, id="stray answer within the read buffer"),
+    pytest.param(LONG_BODY_LONG_STRAY, id="stray answer beyond the read buffer"),
+])
+def test_bytes_past_the_content_length_are_never_read_as_the_next_answer(fault):
+    # The server sends a whole stray answer after the page its
+    # Content-Length gives, keeps the connection open and answers the next
+    # request on it: the host's next page must be that answer, not the stray.
+    config = CrawlConfig(language="en", user_agent="mrcrawl-test/1.0", threads=1, delay=0.0, retries=0,
+                         obey_robots=False, allow_private_networks=True, timeout=2.0)
+    with FaultServer() as server:
+        fetcher = Fetcher(config, layer=0)
+        fetcher.add(server.url(fault))
+        fetcher.add(server.url(AFTER_LONG_BODY))
+        docs = {doc["url"]: doc for doc in fetcher.finish()}
+    assert len(docs) == 2
+    first, second = docs[server.url(fault)], docs[server.url(AFTER_LONG_BODY)]
+    assert (first["outcome"], first["truncated"], page_of(first)) == ("fetched", False, LONG_BODY_PAGE)
+    assert (second["outcome"], page_of(second)) == ("fetched", AFTER_LONG_BODY_PAGE)
+
+
+@THROUGH_PROXY
+@pytest.mark.parametrize("fault, names_the_fault", [
+    pytest.param(BAD_CHUNK_SIZE, "ProtocolError while reading the body: (\"Connection broken: "
+                                 "InvalidChunkLength(got length b'zz\\\\r\\\\n', 0 bytes read)",
+                 id="chunk size no number"),
+    pytest.param(NO_STATUS_LINE, "ProtocolError: ('Connection aborted.', BadStatusLine('<html><body><p>a page on",
+                 id="no status line"),
+    pytest.param(LYING_ENCODING, "DecodeError while reading the body: ('Received response with content-encoding: "
+                                 "gzip, but failed to decode it.'", id="Content-Encoding that lies"),
+    pytest.param(HUGE_LENGTH, f"IncompleteRead({len(PLAIN_PAGE)} bytes read, "
+                              f"{HUGE_LENGTH_BYTES - len(PLAIN_PAGE)} more expected)", id="10 GB Content-Length"),
+])
+def test_a_malformed_answer_is_a_network_error_that_names_the_fault(fault, names_the_fault, through_proxy):
+    timeout = 2.0
+    with FaultServer() as server:
+        proxy = server.origin if through_proxy else None
+        doc, seconds, peak = fetch_measured(server.url(fault), timeout=timeout, proxy=proxy)
+    assert_network_error(doc, names_the_fault)
+    assert seconds < timeout
+    assert peak <= 4 * 1024 * 1024  # nothing is allocated for the length an answer claims
+
+
+def test_an_http_1_0_answer_is_a_page():
+    with FaultServer() as server:
+        doc, _ = fetch_alone(server.url(HTTP_10))
+    assert (doc["outcome"], doc["status"], doc["http_version"], doc["error"]) == ("fetched", 200, "HTTP/1.0", None)
+    assert page_of(doc) == PLAIN_PAGE
+
+
+def test_tls_to_a_plain_http_port_is_an_ssl_error_within_the_timeout():
+    timeout = 2.0
+    with FaultServer() as server:
+        doc, seconds = fetch_alone(server.url(HTTP_10).replace("http://", "https://"), timeout=timeout)
+    assert_network_error(doc, "SSLError: [SSL: WRONG_VERSION_NUMBER] wrong version number")
+    assert seconds < timeout
+
+
+@pytest.mark.parametrize("fault", [GZIP_BOMB, DEFLATE_BOMB], ids=["gzip", "deflate"])
+def test_a_decompression_bomb_is_cut_at_max_page_bytes_without_decoding_it_all(fault):
+    timeout, max_page_bytes = 2.0, 1024 * 1024
+    answer = large_answer(fault)  # built before the measure: only the fetch's memory counts
+    assert len(answer) < BOMB_BYTES / 500  # a gigabyte of zeros in about a megabyte
+    with FaultServer() as server:
+        doc, seconds, peak = fetch_measured(server.url(fault), timeout=timeout, max_page_bytes=max_page_bytes)
+    assert (doc["outcome"], doc["status"], doc["truncated"], doc["error"]) == ("fetched", 200, True, None)
+    assert page_of(doc) == bytes(max_page_bytes)
+    assert seconds < timeout
+    assert peak <= 4 * max_page_bytes + 4 * 1024 * 1024
+
+
+@pytest.mark.parametrize("fault, names_the_fault", [
+    pytest.param(MANY_HEADERS, "HTTPException('got more than 100 headers')", id="100,000 headers"),
+    pytest.param(LONG_HEADER, "LineTooLong('got more than 65536 bytes when reading header line')",
+                 id="a header line of 1 MB"),
+])
+def test_too_many_headers_or_too_long_a_header_is_a_network_error(fault, names_the_fault):
+    timeout = 2.0
+    large_answer(fault)  # built before the measure: only the fetch's memory counts
+    with FaultServer() as server:
+        doc, seconds, peak = fetch_measured(server.url(fault), timeout=timeout)
+    assert_network_error(doc, "ProtocolError: ('Connection aborted.', " + names_the_fault)
+    assert seconds < timeout
+    assert peak <= 4 * 1024 * 1024

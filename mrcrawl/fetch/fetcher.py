@@ -67,6 +67,10 @@ RESPONSE_TIME_LIMIT = 3  # timeouts a whole response may take: connect, headers 
 HEAD_BYTES = 64 * 1024  # meta robots must sit in <head>: parse no more than this
 _HEAD_END = re.compile(rb"</head\s*>", re.IGNORECASE)
 CHUNK = 64 * 1024
+# An error's text may quote what the server sent (a first line that is no
+# status line, a chunk size that is no number), as much as a 64 KB line of
+# it: the record keeps the start, which names the fault.
+MAX_ERROR_CHARS = 500
 URLS_IN_MEMORY = 20_000  # per reducer task; the rest of the frontier waits on local disk
 PROGRESS_EVERY = 10.0  # seconds between progress reports while the queues drain
 _THREAD_DONE = object()  # what a fetch thread puts on the results queue as it exits
@@ -125,6 +129,13 @@ def _head_of(body: bytes) -> bytes:
     rest of the page need not be parsed here (the Parser job parses it all)."""
     end = _HEAD_END.search(body, 0, HEAD_BYTES)
     return body[:end.end()] if end else body[:HEAD_BYTES]
+
+
+def _error_text(error: Exception, while_doing: str = "") -> str:
+    """`error` as a record's error: its type, what failed (`while_doing`,
+    if anything) and its message, cut at MAX_ERROR_CHARS."""
+    text = f"{type(error).__name__}{while_doing}: {error}"
+    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS - 1] + "…"
 
 
 OTHER_HOST = "redirect to another host"
@@ -468,7 +479,7 @@ class Fetcher:
             # request never left this machine, and is not counted as sent.
             self._count("unconnected" if isinstance(error, ConnectTimeoutError) else "requests")
             host.hold_after(self._answered_at())
-            exchange.error = f"{type(error).__name__}: {error}"
+            exchange.error = _error_text(error)
             self._close_connection(host)  # the connection's state is unknown
             return exchange
         self._count("requests")
@@ -487,7 +498,7 @@ class Fetcher:
             self._read_body(exchange, response)
         except (Urllib3Error, OSError) as error:
             exchange.status = None  # an incomplete response counts as no response
-            exchange.error = f"{type(error).__name__} while reading the body: {error}"
+            exchange.error = _error_text(error, " while reading the body")
         if exchange.truncated or exchange.status is None:
             response.close()
             self._close_connection(host)  # unread bytes would be taken for the next response

@@ -6,7 +6,9 @@
   ... and log every request.
 - oracle.py: `expected_layers()` says what a correct crawl of it records.
 - faults.py: `FaultServer`, answers that go wrong below HTTP (a drip, a
-  connection closed or reset mid-answer), served from a raw socket.
+  connection closed or reset mid-answer, a body that never ends or runs past
+  its length, a decompression bomb, too many headers ...), served from a raw
+  socket.
 - daily.py: `DailyWeb`, a news web that changes day by day (new, updated,
   deleted and failing articles), for recrawls; `start_daily_web()` serves it
   one day at a time, and its methods are the ground truth of each day.

@@ -4,26 +4,33 @@ TestWebServer's pages are well-formed HTTP, which is all http.server can
 send.  A FaultServer answers from a raw socket instead, with the fault its
 request's path names (FAULTS): an answer that drips a byte at a time, a
 connection closed or reset before the status line or inside the header
-block, a body shorter than its Content-Length or a chunked body without its
-last chunk.  It serves one loopback address, one request per connection,
-and logs every request.
+block, a body shorter or longer than its Content-Length, a chunked body
+without its last chunk or with a chunk size that is no number, a body that
+never ends, a server that never answers, an answer without a status line, a
+Content-Encoding that lies or a decompression bomb, too many headers or one
+too long.  It serves one loopback address, one request per connection (but
+for LONG_BODY's, which stays open for a second request), and logs every
+request.
 
     with FaultServer() as server:
         fetch(server.url(DRIP_BODY))
         server.wait_idle()
         entry, = server.log
 
-A drip stops as soon as the client goes away, and in any case after
-`drip_for` seconds, so a client that never gives up cannot hold the server.
+A drip (and a silence, or an endless body) stops as soon as the client goes
+away, and in any case after `drip_for` seconds, so a client that never
+gives up cannot hold the server.
 """
 
 from __future__ import annotations
 
+import functools
 import select
 import socket
 import struct
 import threading
 import time
+import zlib
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -35,9 +42,39 @@ CLOSED_BEFORE_STATUS = "/closed-before-status"  # the connection closes before a
 RESET_BEFORE_STATUS = "/reset-before-status"  # the connection is reset before a byte is sent
 SHORT_BODY = "/short-body"  # Content-Length says more than is sent before the close
 CHUNKED_CUT_OFF = "/chunked-cut-off"  # a chunk, then the close, without the last (empty) chunk
+SILENT = "/silent"  # the request is read, and nothing is ever sent
+ENDLESS_BODY = "/endless-body"  # no Content-Length, and body bytes keep coming, a burst every drip_interval
+LONG_BODY = "/long-body"  # Content-Length says less than is sent: a short stray answer follows the body
+LONG_BODY_LONG_STRAY = "/long-body-long-stray"  # the same, with a stray answer longer than a read's buffer
+AFTER_LONG_BODY = "/after-long-body"  # a plain page, the request to make after LONG_BODY
+BAD_CHUNK_SIZE = "/bad-chunk-size"  # a chunked body whose chunk size line is no hexadecimal number
+HTTP_10 = "/http-1.0"  # a well-formed HTTP/1.0 answer, its body read to the close
+NO_STATUS_LINE = "/no-status-line"  # ONE_LINE_PAGE straight away, as HTTP/0.9 answered
+GZIP_BOMB = "/gzip-bomb"  # BOMB_BYTES of zeros, gzipped
+DEFLATE_BOMB = "/deflate-bomb"  # BOMB_BYTES of zeros, in a zlib stream (HTTP's "deflate")
+LYING_ENCODING = "/lying-encoding"  # says Content-Encoding: gzip, sends the page as it is
+MANY_HEADERS = "/many-headers"  # MANY_HEADERS_COUNT header lines
+LONG_HEADER = "/long-header"  # one header line of LONG_HEADER_BYTES
+HUGE_LENGTH = "/huge-length"  # a Content-Length of HUGE_LENGTH_BYTES, a short body, then the close
+# Not a path: what the log shows for bytes that are no HTTP request (a TLS
+# handshake, say), answered 400 at once, as plain HTTP servers do.
+NOT_HTTP = "(not an HTTP request)"
 
 SHORT_BODY_LENGTH = 1000
 SHORT_BODY_SENT = b"<html><body><p>only the start of the page</p>"
+LONG_BODY_PAGE = b"<html><body><p>the page its Content-Length gives</p></body></html>"
+# What follows LONG_BODY's page on its connection: an answer to no request,
+# which a client reusing the connection could take for its next answer.
+STRAY_ANSWER_PAGE = b"<html><body><p>an answer to no request</p></body></html>"
+LONG_STRAY_ANSWER_PAGE = STRAY_ANSWER_PAGE.replace(b"</p>", b"</p>" + b"<p>stray</p>" * 10_000)
+AFTER_LONG_BODY_PAGE = b"<html><body><p>the answer to the second request</p></body></html>"
+PLAIN_PAGE = b"<html><head><title>plain</title></head><body><p>a plain page</p></body></html>"
+ONE_LINE_PAGE = b"<html><body><p>" + b"a page on one line, " * 3000 + b"</p></body></html>"  # 60 KB, minified
+ENDLESS_BURST = b"<p>more</p>" * 6000  # what ENDLESS_BODY sends every drip_interval: 66 KB
+BOMB_BYTES = 1024 ** 3
+MANY_HEADERS_COUNT = 100_000
+LONG_HEADER_BYTES = 1024 * 1024
+HUGE_LENGTH_BYTES = 10 * 1024 ** 3
 
 # How long a connection may take to send its request, and how much of it is read.
 REQUEST_TIMEOUT = 5.0
@@ -147,6 +184,8 @@ class FaultServer:
                 start = time.monotonic()
                 if path is not None:
                     client_left = self._answer(connection, path)
+                if path in (LONG_BODY, LONG_BODY_LONG_STRAY):
+                    self._answer_next_request(connection)
         except OSError:
             client_left = True  # the client reset the connection under us
         finally:
@@ -156,8 +195,23 @@ class FaultServer:
                 self._in_flight -= 1
                 self._idle.notify_all()
 
+    def _answer_next_request(self, connection: socket.socket) -> None:
+        """Answer a second request on `connection`, as a kept-alive connection
+        would (unless the client closes it first)."""
+        path = _request_path(connection)
+        if path is not None:
+            start = time.monotonic()
+            client_left = self._answer(connection, path)
+            with self._lock:
+                self._log.append(FaultLogEntry(path, start, time.monotonic(), client_left))
+
     def _answer(self, connection: socket.socket, path: str) -> bool:
         """Send `path`'s fault; True if a drip ended because the client left."""
+        if path == SILENT:
+            return self._drip(connection, b"")
+        if path == ENDLESS_BODY:
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html><body>")
+            return self._drip(connection, ENDLESS_BURST)
         if path == DRIP_HEADERS:
             connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Drip: ")
             return self._drip(connection, b"z")
@@ -173,6 +227,27 @@ class FaultServer:
             chunk = b"<html><body><p>the first chunk</p>"
             connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
                                b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        elif path in (LONG_BODY, LONG_BODY_LONG_STRAY):
+            stray = STRAY_ANSWER_PAGE if path == LONG_BODY else LONG_STRAY_ANSWER_PAGE
+            connection.sendall(_ok(LONG_BODY_PAGE) + _ok(stray))
+        elif path == AFTER_LONG_BODY:
+            connection.sendall(_ok(AFTER_LONG_BODY_PAGE))
+        elif path == BAD_CHUNK_SIZE:
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
+                               b"zz\r\n<html><body><p>after a chunk size that is no number</p>\r\n0\r\n\r\n")
+        elif path == HTTP_10:
+            connection.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n" + PLAIN_PAGE)
+        elif path == NO_STATUS_LINE:
+            connection.sendall(ONE_LINE_PAGE)
+        elif path in (GZIP_BOMB, DEFLATE_BOMB, MANY_HEADERS, LONG_HEADER):
+            connection.sendall(large_answer(path))
+        elif path == LYING_ENCODING:
+            connection.sendall(_ok(PLAIN_PAGE, b"Content-Encoding: gzip\r\n"))
+        elif path == HUGE_LENGTH:
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+                               b"Content-Length: %d\r\n\r\n%s" % (HUGE_LENGTH_BYTES, PLAIN_PAGE))
+        elif path == NOT_HTTP:
+            connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
         elif path == RESET_BEFORE_STATUS:
             # Closing with a zero linger time sends RST instead of FIN.
             connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -181,8 +256,8 @@ class FaultServer:
         return False
 
     def _drip(self, connection: socket.socket, byte: bytes) -> bool:
-        """Send `byte` every drip_interval until the client leaves (True), the
-        server stops or drip_for has passed."""
+        """Send `byte` (or nothing, if it is empty) every drip_interval until
+        the client leaves (True), the server stops or drip_for has passed."""
         give_up_at = time.monotonic() + self.drip_for
         while time.monotonic() < give_up_at and not self._stopping.is_set():
             if _client_left(connection, self.drip_interval):
@@ -194,9 +269,52 @@ class FaultServer:
         return False
 
 
+def _ok(body: bytes, headers: bytes = b"") -> bytes:
+    """A 200 text/html answer with `body`, its Content-Length and `headers` (whole lines)."""
+    return (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n%sContent-Length: %d\r\n\r\n%s"
+            % (headers, len(body), body))
+
+
+@functools.cache
+def large_answer(path: str) -> bytes:
+    """The whole answer of a fault whose bytes are many, built once: a test
+    that measures a fetch's memory builds it first, so that only the fetch's
+    own allocations count."""
+    if path in (GZIP_BOMB, DEFLATE_BOMB):
+        coding = "gzip" if path == GZIP_BOMB else "deflate"
+        return _ok(zeros_compressed(coding), b"Content-Encoding: %s\r\n" % coding.encode())
+    if path == MANY_HEADERS:
+        return _ok(PLAIN_PAGE, b"".join(b"X-Header-%d: %d\r\n" % (n, n) for n in range(MANY_HEADERS_COUNT)))
+    if path == LONG_HEADER:
+        return _ok(PLAIN_PAGE, b"X-Long: %s\r\n" % (b"z" * LONG_HEADER_BYTES))
+    raise ValueError(f"{path} has no large answer")
+
+
+def zeros_compressed(coding: str) -> bytes:
+    """BOMB_BYTES of zeros in `coding` (gzip or deflate), about a thousandth
+    of their size.
+
+    Compressing a gigabyte takes seconds; a megabyte of zeros is compressed
+    once instead, its deflate blocks ended by a full flush, which makes them
+    stand alone (byte-aligned, referring to nothing before them), so the
+    stream is those blocks again and again, then the last block."""
+    zeros = bytes(1024 * 1024)
+    count = BOMB_BYTES // len(zeros)
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS)  # raw deflate: the wrapper is ours
+    blocks = compressor.compress(zeros) + compressor.flush(zlib.Z_FULL_FLUSH)
+    deflated = blocks * count + compressor.flush()
+    crc32, adler32 = zlib.crc32(b""), zlib.adler32(b"")  # the checksums' starting values
+    for _ in range(count):
+        crc32, adler32 = zlib.crc32(zeros, crc32), zlib.adler32(zeros, adler32)
+    if coding == "gzip":  # RFC 1952: no name, no time, from an unknown system
+        return b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff" + deflated + struct.pack("<II", crc32, BOMB_BYTES % 2**32)
+    return b"\x78\xda" + deflated + struct.pack(">I", adler32)  # RFC 1950, as HTTP's "deflate" is
+
+
 def _request_path(connection: socket.socket) -> str | None:
     """The path of the request on `connection` (origin or absolute form, as a
-    proxy is sent), or None if no whole request head came in time."""
+    proxy is sent), NOT_HTTP for bytes that are no HTTP request, or None if
+    no whole request head came in time."""
     connection.settimeout(REQUEST_TIMEOUT)
     head = b""
     while b"\r\n\r\n" not in head and len(head) < MAX_REQUEST_BYTES:
@@ -207,6 +325,8 @@ def _request_path(connection: socket.socket) -> str | None:
         if not received:
             return None
         head += received
+        if not head[:1].isalpha():  # a request line starts with its method
+            return NOT_HTTP
     parts = head.split(b"\r\n", 1)[0].split()
     return urlsplit(parts[1].decode("latin-1")).path if len(parts) == 3 else None
 
