@@ -14,6 +14,7 @@ import http.client
 import io
 import re
 import socket
+import ssl
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -238,8 +239,32 @@ class StrictHTTPConnection(StrictConnection, HTTPConnection):
     pass
 
 
+class TLSHandshakeTimeoutError(ssl.SSLError):
+    """The server took the TCP connection but did not answer the TLS
+    handshake in time: as a plain-HTTP server that waits for a request line
+    does when sent a TLS ClientHello."""
+
+    def __str__(self) -> str:
+        return self.args[0]  # ssl.SSLError shows its args as a tuple
+
+
 class StrictHTTPSConnection(StrictConnection, HTTPSConnection):
-    pass
+    def _tunnel(self) -> None:
+        super()._tunnel()
+        self._tunnel_answered = True  # the proxy answered our CONNECT
+
+    def connect(self) -> None:
+        # urllib3 takes a socket timeout in the handshake for a read timeout,
+        # an error that names no TLS; its own TCP connect timeout is its
+        # ConnectTimeoutError, not a socket timeout, and so is not caught here.
+        self._tunnel_answered = False
+        try:
+            super().connect()
+        except TimeoutError as error:
+            if self.proxy_is_tunneling and not self._tunnel_answered:
+                raise  # the proxy's answer to CONNECT was what timed out
+            raise TLSHandshakeTimeoutError(f"the TLS handshake got no answer within the timeout of {self.timeout:g}s "
+                                           "(is the port serving TLS?)") from error
 
 
 class StrictPool:

@@ -57,7 +57,8 @@ MANY_HEADERS = "/many-headers"  # MANY_HEADERS_COUNT header lines
 LONG_HEADER = "/long-header"  # one header line of LONG_HEADER_BYTES
 HUGE_LENGTH = "/huge-length"  # a Content-Length of HUGE_LENGTH_BYTES, a short body, then the close
 # Not a path: what the log shows for bytes that are no HTTP request (a TLS
-# handshake, say), answered 400 at once, as plain HTTP servers do.
+# handshake, say), answered 400 at once, as most plain HTTP servers do, or
+# not at all (FaultServer's answers_not_http).
 NOT_HTTP = "(not an HTTP request)"
 
 SHORT_BODY_LENGTH = 1000
@@ -98,8 +99,13 @@ class FaultServer:
     """Answers each request on `address` with the fault its path names.
     Use as a context manager, or start()/stop()."""
 
-    def __init__(self, address: str = "127.0.0.1", *, drip_interval: float = 0.2, drip_for: float = 10.0):
+    def __init__(self, address: str = "127.0.0.1", *, drip_interval: float = 0.2, drip_for: float = 10.0,
+                 answers_not_http: bool = True):
         self.address = address
+        # Whether bytes that are no HTTP request get a 400 at once, as most
+        # servers answer them, or nothing, as a server that waits for the end
+        # of a request line answers a TLS handshake (for drip_for seconds).
+        self.answers_not_http = answers_not_http
         self.drip_interval = drip_interval  # seconds between two dripped bytes
         self.drip_for = drip_for  # a drip gives up after this long, whoever is still reading
         self.port: int | None = None
@@ -247,6 +253,8 @@ class FaultServer:
             connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
                                b"Content-Length: %d\r\n\r\n%s" % (HUGE_LENGTH_BYTES, PLAIN_PAGE))
         elif path == NOT_HTTP:
+            if not self.answers_not_http:
+                return self._drip(connection, b"")
             connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
         elif path == RESET_BEFORE_STATUS:
             # Closing with a zero linger time sends RST instead of FIN.
