@@ -19,6 +19,7 @@ it as `revisit.<key>`.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import json
 import math
 import os
@@ -79,6 +80,8 @@ class CrawlConfig:
     obey_robots: bool = True
     max_crawl_delay: float = 30.0
     allow_private_networks: bool = False
+    allow_networks: list = field(default_factory=list)
+    dns_server: str | None = None
     proxy: str | None = None
     revisit: RevisitConfig = field(default_factory=RevisitConfig)
 
@@ -112,6 +115,51 @@ def _non_empty_str(value) -> bool:
 
 def _regex_list(value) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+DNS_PORT = 53
+
+
+def dns_server_address(text: str) -> tuple[str, int]:
+    """`dns_server`'s (address, port): `address`, `address:port`, `[v6]` or
+    `[v6]:port`; ValueError if it is not one.  An address, not a name: a
+    name would need a resolver to find the resolver."""
+    host, port = text, DNS_PORT
+    if text.startswith("["):
+        host, _, rest = text[1:].partition("]")
+        if rest:
+            if not rest.startswith(":"):
+                raise ValueError(text)
+            port = int(rest[1:])
+    elif text.count(":") == 1:
+        host, port_text = text.split(":")
+        port = int(port_text)
+    address = ipaddress.ip_address(host)
+    if not 0 < port < 65536:
+        raise ValueError(text)
+    return str(address), port
+
+
+def allowed_networks(texts: list[str]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """`allow_networks` (CIDR or single addresses) as networks; ValueError on a bad one."""
+    return tuple(ipaddress.ip_network(text, strict=False) for text in texts)
+
+
+def _parses(parse, value) -> bool:
+    try:
+        parse(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _networks(value) -> bool:
+    strings = isinstance(value, list) and all(isinstance(item, str) for item in value)
+    return strings and _parses(allowed_networks, value)
+
+
+def _dns_server(value) -> bool:
+    return value is None or (isinstance(value, str) and _parses(dns_server_address, value))
 
 
 def _proxy_url(value) -> bool:
@@ -159,6 +207,8 @@ _RULES = {
     "obey_robots": (lambda v: isinstance(v, bool), "true or false"),
     "max_crawl_delay": (lambda v: _is_number(v) and v >= 0, "a number of seconds >= 0"),
     "allow_private_networks": (lambda v: isinstance(v, bool), "true or false"),
+    "allow_networks": (_networks, "a list of networks (CIDR such as 10.1.0.0/16, or single addresses) the guard lets through"),
+    "dns_server": (_dns_server, "the IP address of a DNS server, with an optional port (127.0.0.1:5353, [::1]:53), or null"),
     "proxy": (_proxy_url, "an http:// or https:// proxy URL, or null"),
     "revisit": (lambda v: v is None or isinstance(v, dict), "a mapping of revisit settings (revisit.<key>: value)"),
 }

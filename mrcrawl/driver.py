@@ -486,7 +486,9 @@ def crawl_counters(done: dict, group: str) -> Counter:
 # What to tell the operator when most URLs failed one way.
 _ADVICE = {
     "blocked: non-public address": "set allow_private_networks: true in {conf} to crawl hosts on loopback or private networks",
-    "NameResolutionError": "host names do not resolve: is this machine online, and is its DNS working?",
+    "DNSLookupError": "host names do not resolve: is this machine online, and is its DNS (or dns_server in {conf}) working?",
+    # Through a proxy, the proxy's own name is looked up by the HTTP client.
+    "NameResolutionError": "the proxy's name does not resolve: is this machine online, and is its DNS working?",
     "Connection refused": "nothing listens at the seeds' addresses",
     "blocked: outside url_allow/url_deny": "the seeds' redirects lead outside url_allow/url_deny in {conf}",
 }

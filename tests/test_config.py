@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from crawl_support import driver_command
-from mrcrawl.config import ConfigError, CrawlConfig, RevisitConfig, load_config
+from mrcrawl.config import ConfigError, CrawlConfig, RevisitConfig, dns_server_address, load_config
 from mrcrawl.fetch.robots import agent_token
 
 
@@ -24,6 +24,7 @@ def test_defaults_follow_the_contract(tmp_path):
     assert config.url_allow == [] and config.url_deny == []
     assert config.obey_robots is True and config.allow_private_networks is False
     assert config.max_crawl_delay == 30.0 and config.proxy is None
+    assert config.dns_server is None and config.allow_networks == []
 
 
 def test_integers_are_accepted_for_seconds_and_round_trip_through_json(tmp_path):
@@ -32,6 +33,34 @@ def test_integers_are_accepted_for_seconds_and_round_trip_through_json(tmp_path)
     config = load_config(path)
     assert config.delay == 2.0 and isinstance(config.delay, float)
     assert CrawlConfig.from_json(config.to_json()) == config
+
+
+# ---- the resolver and the networks the guard lets through ------------------------
+
+@pytest.mark.parametrize("text, address", [
+    ("127.0.0.1:5353", ("127.0.0.1", 5353)),
+    ("10.0.0.53", ("10.0.0.53", 53)),
+    ("'[::1]:5353'", ("::1", 5353)),
+    ("::1", ("::1", 53)),
+])
+def test_dns_server_is_an_address_with_an_optional_port(tmp_path, text, address):
+    config = load_config(write_config(tmp_path, f"user_agent: a/1\ndns_server: {text}\n"))
+    assert dns_server_address(config.dns_server) == address
+    assert CrawlConfig.from_json(config.to_json()) == config
+
+
+@pytest.mark.parametrize("text, key", [
+    ("dns_server: resolver.example.org\n", "dns_server"),
+    ("dns_server: 127.0.0.1:99999\n", "dns_server"),
+    ("dns_server: '127.0.0.1:'\n", "dns_server"),
+    ("dns_server: 53\n", "dns_server"),
+    ("allow_networks: 10.0.0.0/8\n", "allow_networks"),
+    ("allow_networks: ['10.0.0.0/33']\n", "allow_networks"),
+    ("allow_networks: ['intranet']\n", "allow_networks"),
+])
+def test_bad_dns_server_and_allow_networks_are_refused_naming_the_key(tmp_path, text, key):
+    message = config_error(write_config(tmp_path, "user_agent: a/1\n" + text), {})
+    assert message.startswith(f"{tmp_path / 'zh.yaml'}: {key}: must be "), message
 
 
 # ---- the operator's contact in the User-Agent --------------------------------

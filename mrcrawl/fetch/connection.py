@@ -227,9 +227,28 @@ class StrictResponse(http.client.HTTPResponse):
 
 class StrictConnection:
     """Mixed into a urllib3 connection: its answers are StrictResponses,
-    bound by the deadline its pool gives it before each request."""
+    bound by the deadline its pool gives it before each request.  With a
+    `connect_address` its socket connects there, the address the
+    private-network guard checked, while the Host header and TLS (SNI and
+    the certificate's name) still carry the host's name: looking the name
+    up again could answer another address (DNS rebinding)."""
 
     deadline: ResponseDeadline
+
+    def __init__(self, *args, connect_address: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.connect_address = connect_address
+
+    def _new_conn(self) -> socket.socket:
+        if self.connect_address is None:
+            return super()._new_conn()
+        # urllib3 connects to _dns_host, which is also `host`, the name TLS
+        # checks: it becomes the address for the connect only.
+        name, self._dns_host = self._dns_host, self.connect_address
+        try:
+            return super()._new_conn()
+        finally:
+            self._dns_host = name
 
     def response_class(self, sock: socket.socket, *args, **kwargs) -> StrictResponse:
         return StrictResponse(sock, *args, deadline=self.deadline, **kwargs)
@@ -318,10 +337,11 @@ class AnsweredConnectionPool(StrictHTTPConnectionPool):
     ConnectionCls = AnsweredConnection
 
 
-def open_connection(config: CrawlConfig, url: str,
-                    on_answer: Callable[[socket.socket], None]) -> StrictPool:
-    """A pool of one kept-alive connection to `url`'s host (or to the proxy),
-    whose urlopen takes the whole answer's time limit (StrictPool).
+def open_connection(config: CrawlConfig, url: str, on_answer: Callable[[socket.socket], None],
+                    address: str | None = None) -> StrictPool:
+    """A pool of one kept-alive connection to `url`'s host at `address` (or
+    to the proxy, which looks the host up itself), whose urlopen takes the
+    whole answer's time limit (StrictPool).
 
     A direct plain-HTTP connection calls `on_answer` as each answer arrives
     (see AnsweredConnection).  Through TLS or a proxy the bytes on the
@@ -338,5 +358,6 @@ def open_connection(config: CrawlConfig, url: str,
         proxies.pool_classes_by_scheme = {"http": StrictHTTPConnectionPool, "https": StrictHTTPSConnectionPool}
         return proxies.connection_from_url(url)
     if parts.scheme == "https":
-        return StrictHTTPSConnectionPool(parts.host, port=parts.port or 443, **options)
-    return AnsweredConnectionPool(parts.host, port=parts.port or 80, on_answer=on_answer, **options)
+        return StrictHTTPSConnectionPool(parts.host, port=parts.port or 443, connect_address=address, **options)
+    return AnsweredConnectionPool(parts.host, port=parts.port or 80, on_answer=on_answer, connect_address=address,
+                                  **options)

@@ -27,7 +27,7 @@ from typing import Callable, Iterator
 import urllib3
 from urllib3.exceptions import ConnectTimeoutError, HTTPError as Urllib3Error
 
-from mrcrawl.config import CrawlConfig
+from mrcrawl.config import CrawlConfig, allowed_networks
 from mrcrawl.fetch.connection import (
     conditional_headers,
     known_for_request,
@@ -37,7 +37,8 @@ from mrcrawl.fetch.connection import (
     whole_answer_arrived,
 )
 from mrcrawl.fetch.hostqueue import HostQueue, HostScheduler, MemoryBudget, SpillQueue
-from mrcrawl.fetch.netguard import blocked_reason
+from mrcrawl.fetch.netguard import address_literal, blocked_reason
+from mrcrawl.fetch.resolver import DNSLookupError, Resolver
 from mrcrawl.fetch.robots import RobotsPolicy, agent_token
 from mrcrawl.page.charset import decode_body, detect_encoding
 from mrcrawl.page.html import parse_html
@@ -167,8 +168,12 @@ class Fetcher:
         self.scheduler = HostScheduler()
         self.hosts: dict[str, HostQueue] = {}
         self.results: queue.Queue = queue.Queue(maxsize=4 * config.threads)
-        self.stats = {"requests": 0, "unconnected": 0, "retries": 0, "robots_requests": 0, "bytes": 0, "unexpected_errors": 0}
+        self.stats = {"requests": 0, "unconnected": 0, "retries": 0, "robots_requests": 0, "bytes": 0, "unexpected_errors": 0,
+                      "dns_lookups": 0, "dns_milliseconds": 0}
         self._stats_lock = threading.Lock()
+        # One resolver for the task: each host name is looked up once.
+        self.resolver = Resolver(config.timeout, config.dns_server, on_lookup=self._count_lookup)
+        self._allowed_networks = allowed_networks(config.allow_networks)
         self._spill_dir = tempfile.mkdtemp(prefix="mrcrawl-frontier-")
         self._memory = MemoryBudget(URLS_IN_MEMORY)
         self._threads: list[threading.Thread] = []
@@ -281,9 +286,8 @@ class Fetcher:
         """Advance the host's work by at most one request."""
         if not host.guard_checked:
             host.guard_checked = True
-            if not self.config.allow_private_networks:
-                host.blocked_reason = blocked_reason(host_of(host.key))
-        if self.config.obey_robots and host.robots is None and host.blocked_reason is None:
+            self._check_address(host)
+        if self.config.obey_robots and host.robots is None and host.blocked_reason is None and host.unresolved is None:
             task = host.robots_task or Task(url=host.key + "/robots.txt")
             try:
                 self._step_robots(host, task)
@@ -299,9 +303,36 @@ class Fetcher:
                 self._finish(task.doc, NETWORK_ERROR, self._unexpected(task, error))
             return  # a request may have been made: the host's clock must run
 
+    def _check_address(self, host: HostQueue) -> None:
+        """Look the host up and judge its addresses, once for the layer: the
+        address the guard passes is the one its connection will connect to."""
+        name = host_of(host.key)
+        literal = address_literal(name)
+        if literal is not None:
+            addresses = (literal,)
+        elif self.config.proxy and self.config.allow_private_networks:
+            return  # nothing to judge, and the proxy looks the name up itself
+        else:
+            try:
+                addresses = self.resolver.addresses(name)
+            except DNSLookupError as error:
+                # Through a proxy the proxy looks the name up itself, and may
+                # well know names this machine cannot look up.
+                if not self.config.proxy:
+                    host.unresolved = f"DNSLookupError: {error}"
+                return
+        if not self.config.allow_private_networks:
+            host.blocked_reason = blocked_reason(name, addresses, self._allowed_networks)
+        host.address = str(addresses[0])
+
     def _count(self, stat: str) -> None:
         with self._stats_lock:
             self.stats[stat] += 1
+
+    def _count_lookup(self, seconds: float) -> None:
+        with self._stats_lock:
+            self.stats["dns_lookups"] += 1
+            self.stats["dns_milliseconds"] += round(seconds * 1000)
 
     def _unexpected(self, task: Task, error: Exception) -> str:
         """Log a bug's traceback; one bad page must not end a month-long crawl."""
@@ -324,6 +355,10 @@ class Fetcher:
             self._finish(task.doc, BLOCKED, host.blocked_reason)
         elif not self.scope.allows(task.url):
             self._finish(task.doc, BLOCKED, f"{task.url} is outside url_allow/url_deny")
+        elif host.unresolved is not None:
+            # The lookup's failure is kept for the layer: asking again
+            # within it would only ask the DNS server the same question.
+            self._finish(task.doc, NETWORK_ERROR, host.unresolved)
         elif self.config.obey_robots and not host.robots.allowed(task.url):
             reason = host.robots.denial_reason or "disallowed by robots.txt"
             self._finish(task.doc, ROBOTS_DENIED, f"{task.url}: {reason}")
@@ -465,7 +500,7 @@ class Fetcher:
         """Make one request for `task`, starting its host's politeness clock;
         conditional when `known` (known_for_request) holds validators."""
         if host.connection is None:
-            host.connection = open_connection(self.config, task.url, on_answer=self._answer_arrived)
+            host.connection = open_connection(self.config, task.url, on_answer=self._answer_arrived, address=host.address)
         timeout = self.config.timeout
         exchange = Exchange(url=task.url, started_at=utc_now_iso())
         self._thread_state.answered_at = None
@@ -475,7 +510,7 @@ class Fetcher:
                 redirect=False, retries=False, assert_same_host=False, preload_content=False,
                 timeout=urllib3.Timeout(connect=timeout, read=timeout), time_limit=RESPONSE_TIME_LIMIT * timeout)
         except (Urllib3Error, OSError) as error:
-            # No name, no route, refused or timed out while connecting: the
+            # No route, refused or timed out while connecting: the
             # request never left this machine, and is not counted as sent.
             self._count("unconnected" if isinstance(error, ConnectTimeoutError) else "requests")
             host.hold_after(self._answered_at())

@@ -122,6 +122,8 @@ class HostQueue:
         self.robots_task = None  # the robots.txt fetch, while it is under way
         self.blocked_reason: str | None = None  # set when the address guard refused the host
         self.guard_checked = False
+        self.address: str | None = None  # what the connection connects to: the address the guard checked
+        self.unresolved: str | None = None  # set when the host's name could not be looked up
         self.connection = None  # kept-alive HTTP connection pool, opened on first request
 
     def has_work(self) -> bool:
