@@ -2,6 +2,7 @@
 names: a real DNS server on loopback (dnslib's) answers the crawler."""
 import datetime
 import http.server
+import ipaddress
 import socket
 import ssl
 import threading
@@ -14,7 +15,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from dnslib import QTYPE, RCODE, RR, A
+from dnslib import AAAA, QTYPE, RCODE, RR, A
 from dnslib.server import BaseResolver, DNSLogger, DNSServer
 
 from mrcrawl.config import CrawlConfig
@@ -25,6 +26,8 @@ from mrcrawl.fetch.fetcher import Fetcher
 ALLOWED, BLOCKED = "127.0.0.2", "127.0.0.3"
 REBINDING = "rebinding.test"  # answers ALLOWED, then BLOCKED
 STEADY = "steady.test"  # always answers ALLOWED
+# Names with IPv6 addresses only (AAAA records, no A record).
+IPV6_ONLY = {"loopback6.test": "::1", "mapped6.test": "::ffff:10.0.0.1"}
 
 
 class LoopbackZone(BaseResolver):
@@ -44,6 +47,10 @@ class LoopbackZone(BaseResolver):
             address = ALLOWED if asked == 1 else BLOCKED
         elif name == STEADY:
             address = ALLOWED
+        elif name in IPV6_ONLY:
+            if request.q.qtype == QTYPE.AAAA:
+                reply.add_answer(RR(name, QTYPE.AAAA, rdata=AAAA(ipaddress.IPv6Address(IPV6_ONLY[name]).exploded), ttl=0))
+            return reply
         else:
             reply.header.rcode = RCODE.NXDOMAIN
             return reply
@@ -203,6 +210,18 @@ def test_each_host_name_is_looked_up_once_a_task_and_the_lookups_are_counted():
     assert Counter(doc["outcome"] for doc in docs)["fetched"] == 20
     assert stats["dns_lookups"] == 2
     assert stats["dns_milliseconds"] >= 0
+
+
+def test_a_name_with_ipv6_addresses_only_is_judged_by_them():
+    # The A question finds nothing, so the AAAA question is asked; an
+    # IPv4-mapped address counts as the IPv4 address it maps.
+    with dns_server() as (zone, resolver):
+        docs, stats = crawl([f"http://{name}/" for name in IPV6_ONLY], dns_server=resolver)
+    assert zone.questions == {name: 2 for name in IPV6_ONLY}
+    assert {doc["url"]: (doc["outcome"], doc["error"]) for doc in docs} == {
+        f"http://{name}/": ("blocked", f"{name} resolves to non-public address {ipaddress.ip_address(address)}")
+        for name, address in IPV6_ONLY.items()}
+    assert stats["requests"] == 0
 
 
 def test_a_name_the_dns_server_does_not_know_is_a_network_error_naming_dns():
