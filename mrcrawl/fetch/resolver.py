@@ -8,28 +8,26 @@ the connection connects to the address the guard checked (connection.py),
 never looking the name up again.  The answer, or the failure, is kept for the
 rest of the task (a reducer task crawls one layer's share of hosts).
 
-A lookup goes to the DNS server the config names (`dns_server`), over UDP,
-or else to the system resolver.  Either way it waits at most the config's
+A lookup goes to the DNS server the config names (`dns_server`), asked
+through dnspython, or else to the system resolver.  Either way it waits at most the config's
 timeout: getaddrinfo has no timeout of its own, so it runs in a thread of
 its own that the fetch thread stops waiting for.
 """
 from __future__ import annotations
 
 import ipaddress
-import random
 import socket
-import struct
 import threading
 import time
 from dataclasses import dataclass
 from typing import Callable
 
+import dns.exception
+import dns.name
+import dns.resolver
+
 from mrcrawl.config import dns_server_address
 from mrcrawl.fetch.netguard import Address
-
-_TYPE_A, _TYPE_AAAA, _CLASS_IN = 1, 28, 1
-_RCODE_NAMES = {1: "FORMERR", 2: "SERVFAIL", 3: "NXDOMAIN", 4: "NOTIMP", 5: "REFUSED"}
-_MAX_ANSWER_BYTES = 4096
 
 
 class DNSLookupError(Exception):
@@ -116,93 +114,36 @@ def _ask_system(name: str, timeout: float) -> list[Address]:
     return addresses
 
 
-# -- a DNS server over UDP (RFC 1035) ------------------------------------------
+# -- the DNS server the config names -------------------------------------------
 
 
 def _ask_server(server: tuple[str, int], name: str, timeout: float) -> list[Address]:
-    """A records, or AAAA records when the name has no A record."""
-    deadline = time.monotonic() + timeout
+    """A records, or AAAA records when the name has no A record, asked of
+    `server` alone (dnspython: it retries over TCP a truncated answer, and
+    follows CNAMEs), all within `timeout`."""
+    resolver = dns.resolver.Resolver(configure=False)  # not the system's servers or search list
+    resolver.nameservers = [server[0]]
+    resolver.port = server[1]
     where = f"the DNS server at {_show(server)}"
-    for record_type in (_TYPE_A, _TYPE_AAAA):
-        addresses = _query(server, name, record_type, deadline, where)
-        if addresses:
-            return addresses
+    deadline = time.monotonic() + timeout
+    for record_type in ("A", "AAAA"):
+        try:
+            answer = resolver.resolve(dns.name.from_text(name), record_type, search=False,
+                                      lifetime=max(deadline - time.monotonic(), 0.001))
+        except dns.resolver.NoAnswer:
+            continue
+        except dns.resolver.NXDOMAIN:
+            raise DNSLookupError(f"DNS lookup of {name}: {where} answered NXDOMAIN") from None
+        except dns.resolver.LifetimeTimeout:
+            raise DNSLookupError(f"DNS lookup of {name}: {where} gave no answer within the timeout") from None
+        except dns.resolver.NoNameservers as error:
+            raise DNSLookupError(f"DNS lookup of {name}: {where} failed to answer ({error})") from None
+        except (dns.exception.DNSException, ValueError) as error:
+            raise DNSLookupError(f"DNS lookup of {name}: {where}: {error}") from None
+        return [ipaddress.ip_address(record.address) for record in answer]
     raise DNSLookupError(f"DNS lookup of {name}: {where} has no address for it")
 
 
 def _show(server: tuple[str, int]) -> str:
     address, port = server
     return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
-
-
-def _encode_name(name: str) -> bytes:
-    try:
-        labels = name.rstrip(".").encode("idna").split(b".")
-    except UnicodeError:
-        raise DNSLookupError(f"DNS lookup of {name}: not a valid host name") from None
-    if any(not label or len(label) > 63 for label in labels):
-        raise DNSLookupError(f"DNS lookup of {name}: not a valid host name")
-    return b"".join(bytes([len(label)]) + label for label in labels) + b"\0"
-
-
-def _query(server: tuple[str, int], name: str, record_type: int, deadline: float, where: str) -> list[Address]:
-    query_id = random.getrandbits(16)  # an answer must carry it: a stray datagram is not one
-    question = _encode_name(name) + struct.pack("!HH", record_type, _CLASS_IN)
-    query = struct.pack("!HHHHHH", query_id, 0x0100, 1, 0, 0, 0) + question  # recursion desired
-    family = socket.AF_INET6 if ":" in server[0] else socket.AF_INET
-    with socket.socket(family, socket.SOCK_DGRAM) as sock:
-        try:
-            sock.connect(server)  # only the server's datagrams reach this socket
-            sock.send(query)
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise socket.timeout
-                sock.settimeout(left)
-                answer = sock.recv(_MAX_ANSWER_BYTES)
-                if len(answer) >= 12 and struct.unpack("!H", answer[:2])[0] == query_id:
-                    break
-        except socket.timeout:
-            raise DNSLookupError(f"DNS lookup of {name}: {where} gave no answer within the timeout") from None
-        except OSError as error:
-            raise DNSLookupError(f"DNS lookup of {name}: {where} cannot be asked ({error.strerror or error})") from None
-    try:
-        return _addresses_in(answer, record_type, name, where)
-    except (struct.error, IndexError, ValueError):
-        raise DNSLookupError(f"DNS lookup of {name}: {where} sent a malformed answer") from None
-
-
-def _addresses_in(answer: bytes, record_type: int, name: str, where: str) -> list[Address]:
-    _, flags, questions, answers = struct.unpack("!HHHH", answer[:8])
-    rcode = flags & 0x000F
-    if rcode:
-        raise DNSLookupError(f"DNS lookup of {name}: {where} answered {_RCODE_NAMES.get(rcode, f'error {rcode}')}")
-    if flags & 0x0200:  # truncated: the addresses would be asked again over TCP; a crawler's names fit
-        raise DNSLookupError(f"DNS lookup of {name}: {where} sent a truncated answer")
-    offset = 12
-    for _ in range(questions):
-        offset = _skip_name(answer, offset) + 4
-    addresses = []
-    for _ in range(answers):
-        offset = _skip_name(answer, offset)
-        kind, _, _, length = struct.unpack("!HHIH", answer[offset:offset + 10])
-        data = answer[offset + 10:offset + 10 + length]
-        offset += 10 + length
-        # CNAME records come before the addresses they lead to, which the
-        # server adds to the same answer; the addresses are all we need.
-        if kind == record_type == _TYPE_A and length == 4:
-            addresses.append(ipaddress.IPv4Address(data))
-        elif kind == record_type == _TYPE_AAAA and length == 16:
-            addresses.append(ipaddress.IPv6Address(data))
-    return addresses
-
-
-def _skip_name(message: bytes, offset: int) -> int:
-    """The offset after the (possibly compressed) name at `offset`."""
-    while True:
-        length = message[offset]
-        if length == 0:
-            return offset + 1
-        if length & 0xC0 == 0xC0:  # a pointer ends the name
-            return offset + 2
-        offset += 1 + length
