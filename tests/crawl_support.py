@@ -1,6 +1,7 @@
 """Running real crawls of the generated test web, and reading their stores."""
 from __future__ import annotations
 
+import http.server
 import json
 import sys
 from collections import defaultdict
@@ -10,6 +11,20 @@ import yaml
 
 from mrcrawl import driver
 from mrcrawl.store.records import DOC_FIELDS
+
+
+class PageHandler(http.server.BaseHTTPRequestHandler):
+    """A small test server's handler: answers with send_html, and logs nothing."""
+
+    def send_html(self, body: bytes) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
 
 
 def write_inputs(server, directory: Path, **overrides) -> tuple[Path, Path, dict]:

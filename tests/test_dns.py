@@ -18,6 +18,7 @@ from cryptography.x509.oid import NameOID
 from dnslib import AAAA, QTYPE, RCODE, RR, A
 from dnslib.server import BaseResolver, DNSLogger, DNSServer
 
+from crawl_support import PageHandler
 from mrcrawl.config import CrawlConfig
 from mrcrawl.fetch.fetcher import Fetcher
 
@@ -81,18 +82,10 @@ def silent_dns_server():
         yield f"{host}:{port}"
 
 
-class RecordingHandler(http.server.BaseHTTPRequestHandler):
+class RecordingHandler(PageHandler):
     def do_GET(self):
         self.server.requests.append((self.server.server_address[0], self.headers["Host"], self.path))
-        body = b"<html><body><p>hello</p></body></html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+        self.send_html(b"<html><body><p>hello</p></body></html>")
 
 
 @contextmanager

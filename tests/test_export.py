@@ -26,7 +26,7 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 from warcio.cli import main as warcio_main
 
-from crawl_support import crawl, read_records, write_inputs
+from crawl_support import PageHandler, crawl, read_records, write_inputs
 from mrcrawl.config import CrawlConfig
 from mrcrawl.export import run_exports
 from mrcrawl.export import main as export_main
@@ -248,20 +248,12 @@ def test_archived_request_is_the_one_on_the_wire(through_proxy, known):
     conditional ones included for a URL the crawl db knows."""
     received = []
 
-    class Recorder(http.server.BaseHTTPRequestHandler):
+    class Recorder(PageHandler):
         protocol_version = "HTTP/1.1"
 
         def do_GET(self):
             received.append((self.requestline, list(self.headers.items())))
-            body = b"<html><title>t</title></html>"
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
+            self.send_html(b"<html><title>t</title></html>")
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
     threading.Thread(target=server.serve_forever, daemon=True).start()

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 
 import pytest
 
+from crawl_support import PageHandler
 from mrcrawl.config import CrawlConfig
 from mrcrawl.fetch.fetcher import Fetcher
 from mrcrawl.fetch.netguard import address_literal, blocked_reason
@@ -121,7 +122,7 @@ def test_a_fetch_of_a_name_resolving_to_loopback_is_blocked():
     assert (stats["requests"], stats["dns_lookups"]) == (0, 1)
 
 
-class Redirector(http.server.BaseHTTPRequestHandler):
+class Redirector(PageHandler):
     """/to?<target> redirects there; anything else is a page."""
 
     def do_GET(self):
@@ -132,15 +133,7 @@ class Redirector(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        body = b"<html><p>page</p></html>"
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
+        self.send_html(b"<html><p>page</p></html>")
 
 
 @contextmanager
