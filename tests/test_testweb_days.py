@@ -199,8 +199,12 @@ def test_the_model_at_benchmark_size_is_lazy_fast_and_small():
             best = min(best, (time.perf_counter() - started) / len(urls))
         return best
 
-    assert mean_seconds(hubs[:200], 7) < 0.0005
-    assert mean_seconds(articles, 7) < 0.0005
+    # Rendering takes under half a millisecond a page on a quiet machine; the
+    # bound is ten times that, so a busy machine does not fail it (the bench
+    # measures speed), while a model that built more than the page asked for
+    # would.
+    assert mean_seconds(hubs[:200], 7) < 0.005
+    assert mean_seconds(articles, 7) < 0.005
 
 
 # -- the server ----------------------------------------------------------------------
