@@ -113,7 +113,7 @@ def _non_empty_str(value) -> bool:
     return isinstance(value, str) and value.strip() != ""
 
 
-def _regex_list(value) -> bool:
+def _string_list(value) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
@@ -154,8 +154,7 @@ def _parses(parse, value) -> bool:
 
 
 def _networks(value) -> bool:
-    strings = isinstance(value, list) and all(isinstance(item, str) for item in value)
-    return strings and _parses(allowed_networks, value)
+    return _string_list(value) and _parses(allowed_networks, value)
 
 
 def _dns_server(value) -> bool:
@@ -202,8 +201,8 @@ _RULES = {
     "timeout": (lambda v: _is_number(v) and v > 0, "a number of seconds > 0"),
     "retries": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
     "max_page_bytes": (lambda v: _is_int(v) and v > 0, "an integer > 0"),
-    "url_allow": (_regex_list, "a list of regular expressions"),
-    "url_deny": (_regex_list, "a list of regular expressions"),
+    "url_allow": (_string_list, "a list of regular expressions"),
+    "url_deny": (_string_list, "a list of regular expressions"),
     "obey_robots": (lambda v: isinstance(v, bool), "true or false"),
     "max_crawl_delay": (lambda v: _is_number(v) and v >= 0, "a number of seconds >= 0"),
     "allow_private_networks": (lambda v: isinstance(v, bool), "true or false"),

@@ -487,7 +487,9 @@ def test_a_walk_that_leaves_marked_blocks_out_gives_the_whole_walk_s_blocks_once
         return [(block.text, block.owner, block.link_text, block.marked_by, block.in_item) for block in blocks]
 
     whole = page_blocks(root)
-    assert described(_with_left_out(first, left_out)) == described(whole)
+    spliced, weights = _with_left_out(first, [block.prose_weight() for block in first], left_out)
+    assert described(spliced) == described(whole)
+    assert weights == [block.prose_weight() for block in whole]
     assert len(whole) > len(first)
 
 

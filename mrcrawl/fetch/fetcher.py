@@ -319,7 +319,7 @@ class Fetcher:
                 # Through a proxy the proxy looks the name up itself, and may
                 # well know names this machine cannot look up.
                 if not self.config.proxy:
-                    host.unresolved = f"DNSLookupError: {error}"
+                    host.unresolved = _error_text(error)
                 return
         if not self.config.allow_private_networks:
             host.blocked_reason = blocked_reason(name, addresses, self._allowed_networks)

@@ -65,9 +65,16 @@ def address_literal(host: str) -> Address | None:
         return _ipv4_literal(host)
 
 
-def _forbidden(address: Address) -> bool:
+def _unmapped(address: Address) -> Address:
+    """An IPv4-mapped IPv6 address (::ffff:10.0.0.1) as the IPv4 address it
+    reaches; any other address as it is."""
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
+        return address.ipv4_mapped
+    return address
+
+
+def _forbidden(address: Address) -> bool:
+    address = _unmapped(address)
     return (
         address.is_loopback
         or address.is_private
@@ -79,8 +86,7 @@ def _forbidden(address: Address) -> bool:
 
 
 def _allowed(address: Address, networks: Iterable[Network]) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
-        address = address.ipv4_mapped
+    address = _unmapped(address)
     return any(address.version == network.version and address in network for network in networks)
 
 

@@ -198,13 +198,19 @@ def _is_boilerplate_name(names: str) -> bool:
     words took up to a fifteenth of the time a page took."""
     # Every word of the value, taxonomy classes and slugs too: _words_of
     # only drops some of these, so none boilerplate here means none there.
-    words = _NAME_WORDS.findall(names if names.islower() else _CAMEL_CASE.sub(" ", names).lower())
+    words = _split_words(names)
     if BOILERPLATE_WORDS.isdisjoint(words):
         return False
     # No taxonomy class, and no name long enough to be a slug: it drops none.
     if len(words) <= MAX_NAME_WORDS and "category-" not in names and "tag-" not in names:
         return True
     return not BOILERPLATE_WORDS.isdisjoint(_words_of(names))
+
+
+def _split_words(names: str) -> list[str]:
+    """The lower-case words of class or id names, camelCase split first
+    (most names are lower case already)."""
+    return _NAME_WORDS.findall(names if names.islower() else _CAMEL_CASE.sub(" ", names).lower())
 
 
 def _words_of(names: str) -> frozenset:
@@ -215,8 +221,7 @@ def _words_of(names: str) -> frozenset:
         text = _TAXONOMY_CLASSES.sub(" ", names) if "category-" in names or "tag-" in names else names
         found = set()
         for name in text.split():
-            # Most names are lower case already: camelCase is split first.
-            name_words = _NAME_WORDS.findall(name if name.islower() else _CAMEL_CASE.sub(" ", name).lower())
+            name_words = _split_words(name)
             if len(name_words) <= MAX_NAME_WORDS or not _SLUG.fullmatch(name):
                 found.update(name_words)
         words = _NAMES_SEEN[names] = frozenset(found)
@@ -420,7 +425,7 @@ class Block:
             return 0
         if self.link_density > MAX_LINK_DENSITY:
             return 0
-        cjk = 0 if self.text.isascii() else len(_CJK_CHARACTERS.findall(self.text))
+        cjk = 0 if text.isascii() else len(_CJK_CHARACTERS.findall(text))
         weight = (self.characters - self.link_characters) + cjk
         if weight < PROSE_WEIGHT:
             return 0
@@ -757,17 +762,22 @@ def _headline_texts(root) -> tuple[str, ...]:
     return tuple(title for title in titles if title)
 
 
-def _with_left_out(blocks: list[Block], left_out: list[LeftOut]) -> list[Block]:
-    """The blocks of one whole walk: those of a walk that left elements
-    out, with the left-out elements' own in their places."""
+def _with_left_out(blocks: list[Block], weights: list[float],
+                   left_out: list[LeftOut]) -> tuple[list[Block], list[float]]:
+    """The blocks of one whole walk and their prose weights: those of a
+    walk that left elements out, with the left-out elements' own in their
+    places."""
     whole: list[Block] = []
+    whole_weights: list[float] = []
     start = 0
     for part in left_out:
-        whole += blocks[start:part.at]
-        whole += page_blocks(part.element, around=part)
+        own = page_blocks(part.element, around=part)
+        whole += blocks[start:part.at] + own
+        whole_weights += weights[start:part.at] + [block.prose_weight() for block in own]
         start = part.at
     whole += blocks[start:]
-    return whole
+    whole_weights += weights[start:]
+    return whole, whole_weights
 
 
 def _most_prose(element) -> int:
@@ -802,8 +812,7 @@ def main_text(root) -> str:
     # menus, footers and comment threads at all (half of the walk).
     if left_out and (not blocks or prose < MIN_ARTICLE_SHARE * (
             sum(all_weights) + sum(_most_prose(part.element) for part in left_out))):
-        all_blocks = _with_left_out(all_blocks, left_out)
-        all_weights = [block.prose_weight() for block in all_blocks]
+        all_blocks, all_weights = _with_left_out(all_blocks, all_weights, left_out)
     if not blocks or prose < MIN_ARTICLE_SHARE * sum(all_weights):
         blocks, region, _ = article(_without_boilerplate(all_blocks, all_weights))
     # The region is asked first: most blocks are outside it, and their
