@@ -47,3 +47,32 @@ def test_ctrl_c_prints_one_line_and_the_printed_command_resumes(web_server, tmp_
     for layer, oracle in enumerate(expected):
         assert layer_triples(output, layer) == oracle, f"layer {layer}"
     assert not list((output / ".work").glob("*")), "scratch output left behind"
+
+
+# A Ctrl-C that lands in a finalizer, where Python cannot raise it: the
+# finalizer sends the signal to its own process and waits for the handler.
+CTRL_C_IN_A_FINALIZER = """
+import gc, os, signal, sys, time
+from mrcrawl.driver import INTERRUPTED, interrupts_remembered
+
+class ClosesOnCollect:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.5)  # the handler runs here, inside __del__
+
+with interrupts_remembered():
+    try:
+        ClosesOnCollect()
+        gc.collect()
+        time.sleep(5)
+        print("not raised")
+    except KeyboardInterrupt:
+        print("raised", INTERRUPTED.is_set())
+"""
+
+
+def test_ctrl_c_inside_a_finalizer_is_raised_in_the_main_flow_and_not_printed():
+    ran = subprocess.run([sys.executable, "-c", CTRL_C_IN_A_FINALIZER], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == "raised True"
+    assert ran.stderr == ""
