@@ -23,6 +23,7 @@ from mrcrawl.testweb.faults import (
     DEFLATE_BOMB,
     DRIP_BODY,
     DRIP_HEADERS,
+    EARLY_HINTS,
     ENDLESS_BODY,
     GZIP_BOMB,
     HEADERS_CUT_OFF,
@@ -32,13 +33,16 @@ from mrcrawl.testweb.faults import (
     LONG_BODY,
     LONG_BODY_LONG_STRAY,
     LONG_BODY_PAGE,
+    LINE_WITHOUT_COLON,
     LONG_HEADER,
     LYING_ENCODING,
     MANY_HEADERS,
+    MANY_LINES_WITHOUT_COLON,
     NO_STATUS_LINE,
     PLAIN_PAGE,
     RESET_BEFORE_STATUS,
     SHORT_BODY,
+    SPACE_BEFORE_COLON,
     SHORT_BODY_LENGTH,
     SHORT_BODY_SENT,
     SILENT,
@@ -302,6 +306,23 @@ def test_a_malformed_answer_is_a_network_error_that_names_the_fault(fault, names
     assert peak <= 4 * 1024 * 1024  # nothing is allocated for the length an answer claims
 
 
+@THROUGH_PROXY
+@pytest.mark.parametrize("fault", [
+    # http.client's email parser would take the line for the start of a
+    # body and lose the headers after it: the chunked, gzipped body would
+    # be stored as it came, as a page.
+    pytest.param(LINE_WITHOUT_COLON, id="a header line without a colon"),
+    pytest.param(SPACE_BEFORE_COLON, id="a space before the colon"),
+    # http.client would take the interim answer for the final one.
+    pytest.param(EARLY_HINTS, id="103 Early Hints before the page"),
+])
+def test_header_lines_are_read_as_browsers_read_them(fault, through_proxy):
+    with FaultServer() as server:
+        doc, _ = fetch_alone(server.url(fault), proxy=server.origin if through_proxy else None)
+    assert (doc["outcome"], doc["status"], doc["content_type"], doc["error"]) == ("fetched", 200, "text/html", None)
+    assert page_of(doc) == PLAIN_PAGE
+
+
 def test_an_http_1_0_answer_is_a_page():
     with FaultServer() as server:
         doc, _ = fetch_alone(server.url(HTTP_10))
@@ -341,6 +362,8 @@ def test_a_decompression_bomb_is_cut_at_max_page_bytes_without_decoding_it_all(f
     pytest.param(MANY_HEADERS, "HTTPException('got more than 100 headers')", id="100,000 headers"),
     pytest.param(LONG_HEADER, "LineTooLong('got more than 65536 bytes when reading header line')",
                  id="a header line of 1 MB"),
+    pytest.param(MANY_LINES_WITHOUT_COLON, "HTTPException('got more than 100 header lines without a colon')",
+                 id="100,000 header lines without a colon"),
 ])
 def test_too_many_headers_or_too_long_a_header_is_a_network_error(fault, names_the_fault):
     timeout = 2.0

@@ -32,6 +32,8 @@ from mrcrawl.config import CrawlConfig
 # their packages are installed), as requests would advertise them.
 ACCEPT_ENCODING = make_headers(accept_encoding=True)["accept-encoding"]
 HTTP_DEFAULT_PORTS = {"http": 80, "https": 443}
+# How many header lines an answer may have, as http.client counts them.
+MAX_HEADER_LINES = http.client._MAXHEADERS
 
 
 def request_target(url: str, proxy: str | None) -> str:
@@ -125,6 +127,14 @@ def whole_answer_arrived(sock: socket.socket) -> bool:
 # block for the end of the headers (and a read-to-close body of nothing): the
 # answer is read through a file that notices the close, and such an answer is
 # an error.
+#
+# http.client hands the header block to the email parser, which takes a line
+# with no colon for the start of a message body: every header after it is
+# lost, a Transfer-Encoding or Content-Encoding among them, and the body is
+# then stored still chunked or gzipped, as a page.  Browsers skip such a line
+# and read the rest, and so does the crawler: the answer's header lines are
+# mended as they are read.  And an interim answer (103 Early Hints) comes
+# before the final one, which http.client would never read.
 
 
 class ResponseTimeLimitError(Urllib3TimeoutError):
@@ -198,23 +208,72 @@ class DeadlineReader(io.RawIOBase):
         super().close()
 
 
+class MendedHeaderLines(io.BufferedReader):
+    """An answer's bytes whose header lines read as a browser reads them: a
+    line with no colon is skipped, and a name's trailing whitespace dropped
+    ("Content-Type : text/html").  The status line and the body pass as
+    they came; `expect_status_line` marks where a status line comes next."""
+
+    def __init__(self, raw: io.RawIOBase):
+        super().__init__(raw)
+        self._status_line_next = False
+        self._in_header_block = False
+
+    def expect_status_line(self) -> None:
+        self._status_line_next = True
+
+    def readline(self, size: int = -1) -> bytes:
+        if self._status_line_next:
+            self._status_line_next = False
+            self._in_header_block = True
+            return super().readline(size)
+        if not self._in_header_block:
+            return super().readline(size)
+        # http.client caps the lines it is given; the lines skipped here
+        # count against the same cap, so that they cannot go on forever.
+        for _ in range(MAX_HEADER_LINES):
+            line = super().readline(size)
+            if line.strip() == b"":  # the blank line that ends the block, or the close
+                self._in_header_block = False
+                return line
+            if line[:1] in b" \t":  # a continuation belongs to the header line before it
+                return line
+            name, colon, value = line.partition(b":")
+            if colon:
+                return name.rstrip() + colon + value if name != name.rstrip() else line
+        raise http.client.HTTPException(f"got more than {MAX_HEADER_LINES} header lines without a colon")
+
+
 class _ReaderAsSocket:
     """What http.client's response asks of its socket: a file of its bytes."""
 
     def __init__(self, reader: DeadlineReader):
         self._reader = reader
 
-    def makefile(self, mode: str) -> io.BufferedReader:
-        return io.BufferedReader(self._reader)
+    def makefile(self, mode: str) -> MendedHeaderLines:
+        return MendedHeaderLines(self._reader)
 
 
 class StrictResponse(http.client.HTTPResponse):
-    """http.client's response, read within the answer's deadline, that takes
-    a header block the connection cut off for the error it is."""
+    """http.client's response, read within the answer's deadline, with its
+    header lines mended, past any interim answer, and that takes a header
+    block the connection cut off for the error it is."""
+
+    fp: MendedHeaderLines
 
     def __init__(self, sock: socket.socket, *args, deadline: ResponseDeadline, **kwargs):
         self.reader = DeadlineReader(sock, deadline)
         super().__init__(_ReaderAsSocket(self.reader), *args, **kwargs)
+
+    def _read_status(self) -> tuple[str, int, str]:
+        # http.client reads past a 100 Continue itself, but takes any other
+        # 1xx for the final answer.  101 is final: it switches protocols.
+        while True:
+            self.fp.expect_status_line()
+            version, status, reason = super()._read_status()
+            if not (100 < status < 200 and status != 101):
+                return version, status, reason
+            http.client.parse_headers(self.fp)  # an interim answer's headers: the final answer follows
 
     def begin(self) -> None:
         super().begin()

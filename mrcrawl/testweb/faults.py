@@ -8,7 +8,8 @@ block, a body shorter or longer than its Content-Length, a chunked body
 without its last chunk or with a chunk size that is no number, a body that
 never ends, a server that never answers, an answer without a status line, a
 Content-Encoding that lies or a decompression bomb, too many headers or one
-too long.  It serves one loopback address, one request per connection (but
+too long, header lines a browser mends (one with no colon, a space before
+the colon) and an interim 103 answer before the page.  It serves one loopback address, one request per connection (but
 for LONG_BODY's, which stays open for a second request), and logs every
 request.
 
@@ -25,6 +26,7 @@ gives up cannot hold the server.
 from __future__ import annotations
 
 import functools
+import gzip
 import select
 import socket
 import struct
@@ -56,6 +58,11 @@ LYING_ENCODING = "/lying-encoding"  # says Content-Encoding: gzip, sends the pag
 MANY_HEADERS = "/many-headers"  # MANY_HEADERS_COUNT header lines
 LONG_HEADER = "/long-header"  # one header line of LONG_HEADER_BYTES
 HUGE_LENGTH = "/huge-length"  # a Content-Length of HUGE_LENGTH_BYTES, a short body, then the close
+# A header line with no colon before Transfer-Encoding: chunked and Content-Encoding: gzip.
+LINE_WITHOUT_COLON = "/line-without-colon"
+SPACE_BEFORE_COLON = "/space-before-colon"  # "Content-Type : text/html"
+MANY_LINES_WITHOUT_COLON = "/many-lines-without-colon"  # MANY_HEADERS_COUNT header lines with no colon
+EARLY_HINTS = "/early-hints"  # an interim 103 Early Hints answer, then the page
 # Not a path: what the log shows for bytes that are no HTTP request (a TLS
 # handshake, say), answered 400 at once, as most plain HTTP servers do, or
 # not at all (FaultServer's answers_not_http).
@@ -245,10 +252,20 @@ class FaultServer:
             connection.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n" + PLAIN_PAGE)
         elif path == NO_STATUS_LINE:
             connection.sendall(ONE_LINE_PAGE)
-        elif path in (GZIP_BOMB, DEFLATE_BOMB, MANY_HEADERS, LONG_HEADER):
+        elif path in (GZIP_BOMB, DEFLATE_BOMB, MANY_HEADERS, MANY_LINES_WITHOUT_COLON, LONG_HEADER):
             connection.sendall(large_answer(path))
         elif path == LYING_ENCODING:
             connection.sendall(_ok(PLAIN_PAGE, b"Content-Encoding: gzip\r\n"))
+        elif path == LINE_WITHOUT_COLON:
+            body = gzip.compress(PLAIN_PAGE)
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nthis line has no colon\r\n"
+                               b"Transfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n\r\n"
+                               b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+        elif path == SPACE_BEFORE_COLON:
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type : text/html\r\n"
+                               b"Content-Length: %d\r\n\r\n%s" % (len(PLAIN_PAGE), PLAIN_PAGE))
+        elif path == EARLY_HINTS:
+            connection.sendall(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n" + _ok(PLAIN_PAGE))
         elif path == HUGE_LENGTH:
             connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
                                b"Content-Length: %d\r\n\r\n%s" % (HUGE_LENGTH_BYTES, PLAIN_PAGE))
@@ -293,6 +310,8 @@ def large_answer(path: str) -> bytes:
         return _ok(zeros_compressed(coding), b"Content-Encoding: %s\r\n" % coding.encode())
     if path == MANY_HEADERS:
         return _ok(PLAIN_PAGE, b"".join(b"X-Header-%d: %d\r\n" % (n, n) for n in range(MANY_HEADERS_COUNT)))
+    if path == MANY_LINES_WITHOUT_COLON:
+        return _ok(PLAIN_PAGE, b"no colon here\r\n" * MANY_HEADERS_COUNT)
     if path == LONG_HEADER:
         return _ok(PLAIN_PAGE, b"X-Long: %s\r\n" % (b"z" * LONG_HEADER_BYTES))
     raise ValueError(f"{path} has no large answer")
