@@ -4,12 +4,17 @@ from __future__ import annotations
 import http.server
 import json
 import sys
+import time
+import tracemalloc
 from collections import defaultdict
 from pathlib import Path
 
 import yaml
+from lxml import etree
 
 from mrcrawl import driver
+from mrcrawl.config import CrawlConfig
+from mrcrawl.fetch.fetcher import Fetcher
 from mrcrawl.store.records import DOC_FIELDS
 
 
@@ -197,3 +202,43 @@ def xml_urls(output: Path) -> list[str]:
         for part in sorted(directory.glob("part-*")):
             urls += [line.split("\t", 1)[0] for line in part.read_text(encoding="utf-8").splitlines() if line]
     return urls
+
+
+def xml_pages(output: Path) -> dict[str, etree._Element]:
+    """The pages of a crawl's xml/<start>/ store (one run: one start), each
+    line parsed by lxml's strict parser, by URL."""
+    pages = {}
+    for directory in (output / "xml").iterdir():
+        for part in sorted(directory.glob("part-*")):
+            for line in part.read_text(encoding="utf-8").splitlines():
+                url, xml = line.split("\t", 1)
+                pages[url] = etree.fromstring(xml.encode("utf-8"))
+    return pages
+
+
+# One layer's fetch on its own, as a test wants it: one thread, no
+# robots.txt, no retries, loopback allowed; any CrawlConfig key overrides.
+FETCH_DEFAULTS = dict(language="en", user_agent="mrcrawl-test/1.0", threads=1, delay=0.0, retries=0,
+                      obey_robots=False, allow_private_networks=True)
+
+
+def fetch_urls(urls: list[str], **options) -> tuple[list[dict], float]:
+    """Fetch `urls` in one Fetcher (one task of a layer): its doc records,
+    and the seconds the whole fetch took."""
+    fetcher = Fetcher(CrawlConfig(**{**FETCH_DEFAULTS, **options}), layer=0)
+    started = time.monotonic()
+    for url in urls:
+        fetcher.add(url)
+    docs = list(fetcher.finish())
+    return docs, time.monotonic() - started
+
+
+def fetch_urls_measured(urls: list[str], **options) -> tuple[list[dict], float, int]:
+    """fetch_urls, and the peak of the memory Python allocated meanwhile
+    (a server's allocations too: a test builds a large answer first)."""
+    tracemalloc.start()
+    try:
+        docs, seconds = fetch_urls(urls, **options)
+        return docs, seconds, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

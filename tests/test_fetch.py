@@ -2,11 +2,11 @@
 import base64
 import socket
 import time
-import tracemalloc
 from collections import Counter
 
 import pytest
 
+from crawl_support import fetch_urls, fetch_urls_measured
 from mrcrawl.config import CrawlConfig
 from mrcrawl.fetch.connection import whole_answer_arrived
 from mrcrawl.fetch.fetcher import MAX_ERROR_CHARS, RESPONSE_TIME_LIMIT, URLS_IN_MEMORY, Fetcher
@@ -152,24 +152,15 @@ THROUGH_PROXY = pytest.mark.parametrize("through_proxy", [False, True], ids=["di
 def fetch_alone(url: str, **options) -> tuple[dict, float]:
     """Fetch `url` with one thread, no robots.txt and no retries: its one doc
     record, and the seconds the fetch took."""
-    config = CrawlConfig(language="en", user_agent="mrcrawl-test/1.0", threads=1, delay=0.0, retries=0,
-                         obey_robots=False, allow_private_networks=True, **options)
-    fetcher = Fetcher(config, layer=0)
-    started = time.monotonic()
-    fetcher.add(url)
-    [doc] = fetcher.finish()
-    return doc, time.monotonic() - started
+    [doc], seconds = fetch_urls([url], **options)
+    return doc, seconds
 
 
 def fetch_measured(url: str, **options) -> tuple[dict, float, int]:
     """fetch_alone, and the peak of the memory Python allocated meanwhile
     (the server's allocations too: a test builds a large answer first)."""
-    tracemalloc.start()
-    try:
-        doc, seconds = fetch_alone(url, **options)
-        return doc, seconds, tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    [doc], seconds, peak = fetch_urls_measured([url], **options)
+    return doc, seconds, peak
 
 
 def assert_network_error(doc: dict, names_the_fault: str) -> None:

@@ -142,12 +142,20 @@ def _error_text(error: Exception, while_doing: str = "") -> str:
 OTHER_HOST = "redirect to another host"
 
 
+# How much of an unusable Location a record's error quotes.
+LOCATION_QUOTED_CHARS = 200
+
+
 def _redirect(host: HostQueue, task: Task, exchange: Exchange) -> tuple[str | None, str | None]:
     """A redirect's canonical target, and why it must not be followed (or None)."""
     location = exchange.header_values("location")
-    target = resolve_link(location[0], task.url) if location else None
+    if not location:
+        return None, f"redirect (HTTP {exchange.status}) without a Location"
+    target = resolve_link(location[0], task.url)
     if target is None:
-        return None, f"HTTP {exchange.status} without a usable Location"
+        # ftp:, file:, javascript:, data: or no URL at all: nothing the crawler fetches.
+        return None, (f"redirect (HTTP {exchange.status}) to a Location that is no http(s) URL: "
+                      f"{location[0][:LOCATION_QUOTED_CHARS]!r}")
     if host_key(target) != host.key:
         return target, OTHER_HOST
     if task.hops >= MAX_REDIRECTS:

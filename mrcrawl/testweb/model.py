@@ -264,7 +264,7 @@ class Web:
             "max_crawl_delay": 30.0,
             "allow_private_networks": True,
         }
-        unknown = set(overrides) - set(config) - {"proxy"}
+        unknown = set(overrides) - set(config) - {"proxy", "allow_networks"}
         if unknown:
             raise KeyError(f"not crawl config keys: {sorted(unknown)}")
         config.update(overrides)
