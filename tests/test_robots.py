@@ -115,6 +115,14 @@ def test_rules_past_the_size_limit_are_ignored():
     assert policy.allowed(f"{HOST}/late")
 
 
+def test_the_line_a_cut_robots_txt_ends_with_is_dropped():
+    # What the server sent went on past the read limit: "Disallow: /" is
+    # the start of a longer rule, not a rule that disallows everything.
+    policy = RobotsPolicy.from_response(200, b"User-agent: *\nDisallow: /a/\nDisallow: /", TOKEN, truncated=True)
+    assert not policy.allowed(f"{HOST}/a/page")
+    assert policy.allowed(f"{HOST}/b/page")
+
+
 def meta_page(*metas: str) -> object:
     return parse_html("<html><head>" + "".join(metas) + "<title>t</title></head><body><p>x</p></body></html>")
 

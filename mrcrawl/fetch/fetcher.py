@@ -39,7 +39,7 @@ from mrcrawl.fetch.connection import (
 from mrcrawl.fetch.hostqueue import HostQueue, HostScheduler, MemoryBudget, SpillQueue
 from mrcrawl.fetch.netguard import address_literal, blocked_reason
 from mrcrawl.fetch.resolver import DNSLookupError, Resolver
-from mrcrawl.fetch.robots import RobotsPolicy, agent_token
+from mrcrawl.fetch.robots import MAX_ROBOTS_BYTES, RobotsPolicy, agent_token
 from mrcrawl.page.charset import decode_body, detect_encoding
 from mrcrawl.page.html import parse_html
 from mrcrawl.page.robots_directives import header_directives, page_directives
@@ -376,7 +376,9 @@ class Fetcher:
 
     def _step_robots(self, host: HostQueue, task: Task) -> None:
         host.robots_task = None
-        exchange = self._request(host, task)
+        # RFC 9309 asks that at least 500 KiB be parsed; reading more would
+        # only cost memory and time (robots.py drops the cut-off line).
+        exchange = self._request(host, task, limit=MAX_ROBOTS_BYTES)
         self._count("robots_requests")
         status = exchange.status
         if exchange.transient:
@@ -391,9 +393,10 @@ class Fetcher:
                 host.robots_task = task.next_hop(target)
                 return
             # RFC 9309: a robots.txt we cannot follow to is "unavailable".
+            log.warning("%s: robots.txt not followed (%s): everything is allowed", host.key, problem)
             policy = RobotsPolicy.allow_all()
         elif 200 <= status < 300:
-            policy = RobotsPolicy.from_response(status, exchange.body or b"", self.agent)
+            policy = RobotsPolicy.from_response(status, exchange.body or b"", self.agent, exchange.truncated)
         else:
             policy = RobotsPolicy.allow_all()  # 4xx: no rules
         host.robots = policy
@@ -504,9 +507,10 @@ class Fetcher:
         answered_at = self._thread_state.answered_at
         return time.monotonic() if answered_at is None else answered_at
 
-    def _request(self, host: HostQueue, task: Task, known: dict | None = None) -> Exchange:
+    def _request(self, host: HostQueue, task: Task, known: dict | None = None, limit: int | None = None) -> Exchange:
         """Make one request for `task`, starting its host's politeness clock;
-        conditional when `known` (known_for_request) holds validators."""
+        conditional when `known` (known_for_request) holds validators.  The
+        body is read up to `limit` bytes (by default max_page_bytes)."""
         if host.connection is None:
             host.connection = open_connection(self.config, task.url, on_answer=self._answer_arrived, address=host.address)
         timeout = self.config.timeout
@@ -538,7 +542,7 @@ class Fetcher:
         # pages and non-HTML files too, and a fully read response leaves the
         # connection reusable.  Its reads keep to the response's time limit.
         try:
-            self._read_body(exchange, response)
+            self._read_body(exchange, response, limit or self.config.max_page_bytes)
         except (Urllib3Error, OSError) as error:
             exchange.status = None  # an incomplete response counts as no response
             exchange.error = _error_text(error, " while reading the body")
@@ -549,9 +553,8 @@ class Fetcher:
             response.release_conn()
         return exchange
 
-    def _read_body(self, exchange: Exchange, response: urllib3.BaseHTTPResponse) -> None:
-        """Read the decoded body up to max_page_bytes."""
-        limit = self.config.max_page_bytes
+    def _read_body(self, exchange: Exchange, response: urllib3.BaseHTTPResponse, limit: int) -> None:
+        """Read the decoded body up to `limit` bytes."""
         chunks, size = [], 0
         for chunk in response.stream(CHUNK, decode_content=True):
             chunks.append(chunk)

@@ -18,7 +18,7 @@ import re
 from protego import Protego
 
 # RFC 9309: crawlers must parse at least 500 KiB of a robots.txt; more is
-# ignored so that a huge file cannot stall a fetch thread.
+# neither read nor parsed, so that a huge file cannot stall a fetch thread.
 MAX_ROBOTS_BYTES = 512 * 1024
 
 
@@ -39,10 +39,11 @@ class RobotsPolicy:
         return cls(None, "*", reason)
 
     @classmethod
-    def from_response(cls, status: int, body: bytes, agent_token: str) -> RobotsPolicy:
-        """The policy a robots.txt response gives (see the module docstring)."""
+    def from_response(cls, status: int, body: bytes, agent_token: str, truncated: bool = False) -> RobotsPolicy:
+        """The policy a robots.txt response gives (see the module docstring);
+        `truncated`: the body was cut short of what the server sent."""
         if 200 <= status < 300:
-            return cls(Protego.parse(_robots_text(body)), agent_token, None)
+            return cls(Protego.parse(_robots_text(body, truncated)), agent_token, None)
         if status == 429 or status >= 500:
             return cls.deny_all(f"robots.txt answered HTTP {status}")
         # 4xx, and a redirect the fetcher did not follow to the end: the
@@ -64,9 +65,11 @@ class RobotsPolicy:
         return self._parser.crawl_delay(self._agent)
 
 
-def _robots_text(body: bytes) -> str:
-    if len(body) > MAX_ROBOTS_BYTES:
-        body = body[: body.rfind(b"\n", 0, MAX_ROBOTS_BYTES) + 1 or MAX_ROBOTS_BYTES]
+def _robots_text(body: bytes, truncated: bool) -> str:
+    if truncated or len(body) > MAX_ROBOTS_BYTES:
+        # A line cut off at the limit is not the rule the site wrote
+        # ("Disallow: /shop/cart" cut to "Disallow: /").
+        body = body[: body.rfind(b"\n", 0, MAX_ROBOTS_BYTES) + 1]
     # RFC 9309: robots.txt is UTF-8.
     text = body.decode("utf-8", errors="replace")
     return text[1:] if text.startswith("\ufeff") else text

@@ -63,6 +63,7 @@ LINE_WITHOUT_COLON = "/line-without-colon"
 SPACE_BEFORE_COLON = "/space-before-colon"  # "Content-Type : text/html"
 MANY_LINES_WITHOUT_COLON = "/many-lines-without-colon"  # MANY_HEADERS_COUNT header lines with no colon
 EARLY_HINTS = "/early-hints"  # an interim 103 Early Hints answer, then the page
+ROBOTS_TXT = "/robots.txt"  # a 404, or the fault FaultServer's robots_txt names
 # Not a path: what the log shows for bytes that are no HTTP request (a TLS
 # handshake, say), answered 400 at once, as most plain HTTP servers do, or
 # not at all (FaultServer's answers_not_http).
@@ -107,8 +108,11 @@ class FaultServer:
     Use as a context manager, or start()/stop()."""
 
     def __init__(self, address: str = "127.0.0.1", *, drip_interval: float = 0.2, drip_for: float = 10.0,
-                 answers_not_http: bool = True):
+                 answers_not_http: bool = True, robots_txt: str | None = None):
         self.address = address
+        # The fault /robots.txt answers with (one of the paths above), so that a
+        # crawler that reads robots.txt meets it first; by default a 404.
+        self.robots_txt = robots_txt
         # Whether bytes that are no HTTP request get a 400 at once, as most
         # servers answer them, or nothing, as a server that waits for the end
         # of a request line answers a TLS handshake (for drip_for seconds).
@@ -196,7 +200,8 @@ class FaultServer:
                 path = _request_path(connection)
                 start = time.monotonic()
                 if path is not None:
-                    client_left = self._answer(connection, path)
+                    fault = self.robots_txt if path == ROBOTS_TXT and self.robots_txt else path
+                    client_left = self._answer(connection, fault)
                 if path in (LONG_BODY, LONG_BODY_LONG_STRAY):
                     self._answer_next_request(connection)
         except OSError:

@@ -1,0 +1,268 @@
+"""robots.txt files that go wrong, through a real crawl and a real fetch.
+
+One web on loopback gives each case a host: a 5 MiB robots.txt, one that
+redirects in a loop, HTML served as robots.txt, one with bytes that are not
+UTF-8, and one that answers 503 and then, in the next layer, 200.  A host
+of ordinary pages sits beside them.  The web is crawled once for the module
+by the real driver (inline runner, two layers, the WARC exported); each
+case's test reads what the crawl recorded for the host's pages, and fetches
+the host alone under tracemalloc for its time and memory.  An endless
+robots.txt comes from the raw-socket FaultServer.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from types import SimpleNamespace
+
+import pytest
+
+from crawl_support import crawl, crawl_docs, fetch_urls_measured, politeness_violations, write_inputs, xml_pages
+from mrcrawl.export import run_exports
+from mrcrawl.fetch.fetcher import RESPONSE_TIME_LIMIT
+from mrcrawl.fetch.robots import MAX_ROBOTS_BYTES
+from mrcrawl.testweb import USER_AGENT, Host, Page, Robots, TestWebServer, Web
+from mrcrawl.testweb.faults import ENDLESS_BODY, HTTP_10, PLAIN_PAGE, FaultServer
+from test_export import read_warc_files
+
+BIG, LOOP, HTML, NOT_UTF8, FAILS_FIRST, ORDINARY = (f"127.0.0.{2 + number}" for number in range(6))
+TIMEOUT = 2.0
+MARGIN = 1.0  # seconds: thread start and scheduling on a loaded machine
+ORDINARY_PAGES = 8
+# A fetch of a few small answers and a small robots.txt: Python's
+# allocations, the fetch threads' included (they peak below 1 MiB here).
+SMALL_FETCH_MEMORY = 4 * 1024 * 1024
+
+# 5 MiB of rules: one near the start, then filler rules, then one far past
+# the 512 KiB that are read and parsed.
+FILLER_RULES = b"".join(b"Disallow: /filler/%d/\n" % number for number in range(260_000))
+BIG_ROBOTS = b"User-agent: *\nDisallow: /early/\n" + FILLER_RULES + b"Disallow: /late/\n"
+# Parsing 512 KiB of rules takes protego about half a second (the time
+# bound allows for a loaded machine) and 9 MiB at its peak, beside the
+# 512 KiB read: reading all 5 MiB would pass the memory bound.
+BIG_ROBOTS_MEMORY = 12 * 1024 * 1024
+BIG_ROBOTS_PARSE_SECONDS = 3.0
+# /caf\xe9/ is Latin-1, not UTF-8: the rule still matches the URL /caf%E9/
+# that the site's own Latin-1 links lead to (its byte is read as U+FFFD, and
+# so is the URL's %E9).  The comment holds bytes that are no UTF-8 at all.
+NOT_UTF8_ROBOTS = b"User-agent: *\nDisallow: /caf\xe9/\n# \xff\xfe\xc3 not UTF-8\nDisallow: /private/\n"
+HTML_ROBOTS = (b"<!DOCTYPE html><html><head><title>Welcome</title></head><body>\n"
+               b"<h1>Welcome to our site</h1>\n<p>User-agent and Disallow are words on this page.</p>\n</body></html>\n")
+FAILS_FIRST_ROBOTS = b"User-agent: *\nDisallow: /private/\n"
+
+
+def html(text: str) -> bytes:
+    # Every page's text differs: no page is another's duplicate (which would get no XML).
+    return f"<!DOCTYPE html><html><head><title>{text}</title></head><body><p>{text}</p></body></html>".encode()
+
+
+def host(address: str, port: int) -> Host:
+    return Host(address, port, "robots case", Robots(200))
+
+
+# The host's pages of each case crawled in layer 0, and what becomes of each.
+CASE_PAGES = {
+    BIG: {"/early/page.html": "robots_denied", "/late/page.html": "fetched", "/page.html": "fetched"},
+    LOOP: {"/page.html": "fetched", "/private/page.html": "fetched"},
+    HTML: {"/page.html": "fetched", "/private/page.html": "fetched"},
+    NOT_UTF8: {"/caf%E9/page.html": "robots_denied", "/private/page.html": "robots_denied", "/page.html": "fetched"},
+    FAILS_FIRST: {"/first.html": "robots_denied"},
+}
+# FAILS_FIRST's pages that the ordinary host links to: layer 1's.
+NEXT_LAYER_PAGES = {"/next.html": "fetched", "/private/next.html": "robots_denied"}
+
+
+def build(port: int) -> Web:
+    pages: list[Page] = []
+    for address, paths in {**CASE_PAGES, FAILS_FIRST: {**CASE_PAGES[FAILS_FIRST], **NEXT_LAYER_PAGES}}.items():
+        pages += [Page(url=host(address, port).url(path), kind="leaf", body=html(f"{address} {path}"))
+                  for path in paths]
+
+    def robots(address: str, body: bytes, **fields) -> None:
+        fields.setdefault("content_type", "text/plain")
+        pages.append(Page(url=host(address, port).url("/robots.txt"), kind="robots", body=body, **fields))
+
+    robots(BIG, BIG_ROBOTS)
+    robots(NOT_UTF8, NOT_UTF8_ROBOTS)
+    robots(HTML, HTML_ROBOTS, content_type="text/html")
+    robots(FAILS_FIRST, FAILS_FIRST_ROBOTS, flaky=True)  # 503 to its first request
+    loop = host(LOOP, port)
+    for path, location in (("/robots.txt", "/robots-moved.txt"), ("/robots-moved.txt", "/robots.txt")):
+        pages.append(Page(url=loop.url(path), kind="redirect", status=302, body=html(f"moved {path}"),
+                          headers=(("Location", location),), redirect_to=loop.url(location)))
+    ordinary = host(ORDINARY, port)
+    links = "".join(f'<a href="{host(FAILS_FIRST, port).url(path)}">next</a>' for path in NEXT_LAYER_PAGES)
+    pages.append(Page(url=ordinary.url("/"), kind="home", body=html("home").replace(b"</p>", links.encode() + b"</p>"),
+                      links=tuple(host(FAILS_FIRST, port).url(path) for path in NEXT_LAYER_PAGES)))
+    pages += [Page(url=ordinary.url(f"/page/{number}"), kind="leaf", body=html(f"ordinary {number}"))
+              for number in range(ORDINARY_PAGES)]
+    seeds = [host(address, port).url(path) for address, paths in CASE_PAGES.items() for path in paths]
+    seeds += [ordinary.url("/")] + [ordinary.url(f"/page/{number}") for number in range(ORDINARY_PAGES)]
+    hosts = tuple(host(address, port) for address in (BIG, LOOP, HTML, NOT_UTF8, FAILS_FIRST, ORDINARY))
+    return Web(seed=0, port=port, hosts=hosts, pages={page.url: page for page in pages},
+               seed_urls=tuple(seeds), seed_spellings={})
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory):
+    """The web crawled to depth 2 without retries (so that the 503 stands
+    for the layer) and exported; the server stays up for the tests' own
+    fetches, its robots.txt that fails once reset to fail again."""
+    directory = tmp_path_factory.mktemp("robots")
+    output = directory / "crawl"
+    with TestWebServer(hosts=6, web_factory=build) as server:
+        seeds, conf, config = write_inputs(server, directory, timeout=TIMEOUT, retries=0)
+        assert crawl(seeds, conf, output, 2) == 0
+        run_exports(output, ["warc"])
+        assert server.wait_idle()
+        log = server.log
+        server.reset_flaky()
+        yield SimpleNamespace(
+            server=server, web=server.web, config=config, log=log, docs=crawl_docs(output), xml=xml_pages(output),
+            warc=[record for records in read_warc_files(output / "warc").values() for record in records])
+
+
+def records_of(crawled, address: str) -> dict[str, dict]:
+    """The crawl's one record of each of a host's URLs, by path."""
+    docs = [doc for doc in crawled.docs if f"//{address}:" in doc["requested_url"]]
+    paths = Counter(doc["requested_url"].split("/", 3)[3] for doc in docs)
+    assert set(paths.values()) == {1}, f"{address}: more than one record of {paths}"
+    return {"/" + doc["requested_url"].split("/", 3)[3]: doc for doc in docs}
+
+
+def assert_host_crawled(crawled, address: str, expected: dict[str, str], denial: str | None = None) -> None:
+    """Each of the host's pages has the one expected outcome; a fetched page
+    valid XML (parsed strictly) and a WARC response whose digests warcio
+    checked; a denied page the robots.txt reason."""
+    records = records_of(crawled, address)
+    assert {path: records[path]["outcome"] for path in expected} == expected
+    for path, outcome in expected.items():
+        doc = records[path]
+        if outcome == "fetched":
+            page = crawled.xml[doc["url"]]
+            assert page.tag == "page" and page.get("url") == doc["url"]
+            [response] = [record for record in crawled.warc if record.type == "response"
+                          and record.headers.get_header("WARC-Target-URI") == doc["url"]]
+            assert response.digests_passed is not False and response.http.get_statuscode() == "200"
+        else:
+            assert doc["error"] == f"{doc['url']}: {denial or 'disallowed by robots.txt'}"
+
+
+def fetch_host_beside_ordinary(crawled, address: str, **options) -> tuple[dict[str, dict], float, int]:
+    """Fetch the host's layer-0 pages and the ordinary host's in one task,
+    robots.txt obeyed, under tracemalloc: the host's records by path, the
+    seconds and the peak.  The ordinary pages must all be fetched, each
+    request in its timeout.  `options`: more config keys."""
+    pages = [crawled.web.host(f"http://{address}:{crawled.web.port}/").url(path) for path in CASE_PAGES[address]]
+    ordinary = [f"http://{ORDINARY}:{crawled.web.port}/page/{number}" for number in range(ORDINARY_PAGES)]
+    crawled.server.clear_log()
+    docs, seconds, peak = fetch_urls_measured([*pages, *ordinary], threads=2, timeout=TIMEOUT, obey_robots=True,
+                                              user_agent=USER_AGENT, **options)
+    assert crawled.server.wait_idle()
+    assert Counter(doc["requested_url"] for doc in docs) == Counter([*pages, *ordinary])
+    assert {doc["outcome"] for doc in docs if doc["requested_url"] in ordinary} == {"fetched"}
+    assert all(entry.end - entry.start <= TIMEOUT for entry in crawled.server.log)
+    return {"/" + doc["requested_url"].split("/", 3)[3]: doc for doc in docs if doc["requested_url"] in pages}, \
+        seconds, peak
+
+
+def outcomes(records: dict[str, dict]) -> dict[str, str]:
+    return {path: doc["outcome"] for path, doc in records.items()}
+
+
+def test_the_ordinary_host_is_crawled_politely_beside_the_faulty_robots_files(crawled):
+    assert not politeness_violations(crawled.log, crawled.web, crawled.config)
+    ordinary = records_of(crawled, ORDINARY)
+    assert {(doc["outcome"], doc["layer"]) for doc in ordinary.values()} == {("fetched", 0)}
+
+
+def robots_requests(log, address: str) -> list[str]:
+    return [entry.path for entry in log if entry.address == address and entry.path.startswith("/robots")]
+
+
+def test_a_5_mib_robots_txt_is_read_and_parsed_to_512_kib(crawled):
+    assert len(BIG_ROBOTS) > 5 * 1024 * 1024
+    # The rule past 512 KiB is neither read nor parsed: /late/ is fetched.
+    assert_host_crawled(crawled, BIG, CASE_PAGES[BIG])
+    assert robots_requests(crawled.log, BIG) == ["/robots.txt"]  # the host has URLs in layer 0 only
+    # However large max_page_bytes is, robots.txt is read to 512 KiB only:
+    # reading all 5 MiB would take more memory than the bound.
+    records, seconds, peak = fetch_host_beside_ordinary(crawled, BIG, max_page_bytes=8 * 1024 * 1024)
+    assert outcomes(records) == CASE_PAGES[BIG]
+    assert seconds <= TIMEOUT + BIG_ROBOTS_PARSE_SECONDS
+    assert peak <= BIG_ROBOTS_MEMORY
+
+
+@pytest.mark.parametrize("drip_interval, names_the_fault", [
+    pytest.param(0.0, None, id="coming fast: read to 512 KiB"),
+    pytest.param(0.5, "ResponseTimeLimitError while reading the body", id="coming slowly: the time limit"),
+])
+def test_an_endless_robots_txt_ends_at_512_kib_or_at_the_whole_response_time_limit(drip_interval, names_the_fault):
+    # ENDLESS_BODY is one endless line: fast, its first 512 KiB are read,
+    # and the line the limit cuts is dropped, which leaves no rule; slowly
+    # (64 KiB every half second), the time limit comes first and
+    # robots.txt is unreachable, which denies the host for the layer.
+    timeout = 1.0
+    limit = RESPONSE_TIME_LIMIT * timeout
+    with FaultServer(drip_interval=drip_interval, drip_for=limit + 4 * MARGIN, robots_txt=ENDLESS_BODY) as server:
+        docs, seconds, peak = fetch_urls_measured([server.url(HTTP_10)], timeout=timeout, obey_robots=True)
+        assert server.wait_idle(timeout=MARGIN)
+        log = server.log
+    [doc] = docs
+    if names_the_fault is None:
+        assert (doc["outcome"], doc["error"]) == ("fetched", None)
+        assert [entry.path for entry in log] == ["/robots.txt", HTTP_10]
+        assert seconds <= timeout
+    else:
+        assert doc["outcome"] == "robots_denied"
+        assert doc["error"] == (f"{server.url(HTTP_10)}: robots.txt unreachable ({names_the_fault}: "
+                                f"the whole response took longer than its time limit of {limit:g}s)")
+        assert [entry.path for entry in log] == ["/robots.txt"]
+        assert limit <= seconds <= limit + MARGIN
+    assert log[0].client_left  # the crawler hung up: nothing more was read
+    # What the body's read holds at once: its chunks and their join. (With
+    # max_page_bytes, 2 MiB by default, it would be four times as much.)
+    assert peak <= 4 * MAX_ROBOTS_BYTES
+
+
+def test_a_robots_txt_that_redirects_in_a_loop_is_unavailable_and_allows_everything(crawled):
+    # RFC 9309: a robots.txt the crawler cannot follow to is unavailable, as a 4xx is.
+    assert_host_crawled(crawled, LOOP, CASE_PAGES[LOOP])
+    assert robots_requests(crawled.log, LOOP) == ["/robots.txt", "/robots-moved.txt"]  # the loop is seen at once
+    records, seconds, peak = fetch_host_beside_ordinary(crawled, LOOP)
+    assert outcomes(records) == CASE_PAGES[LOOP]
+    assert seconds <= TIMEOUT + MARGIN
+    assert peak <= SMALL_FETCH_MEMORY
+
+
+def test_html_served_as_robots_txt_has_no_rules_and_allows_everything(crawled):
+    assert_host_crawled(crawled, HTML, CASE_PAGES[HTML])
+    records, seconds, peak = fetch_host_beside_ordinary(crawled, HTML)
+    assert outcomes(records) == CASE_PAGES[HTML]
+    assert seconds <= TIMEOUT + MARGIN
+    assert peak <= SMALL_FETCH_MEMORY
+
+
+def test_a_robots_txt_with_bytes_that_are_not_utf8_keeps_its_rules(crawled):
+    assert_host_crawled(crawled, NOT_UTF8, CASE_PAGES[NOT_UTF8])
+    records, seconds, peak = fetch_host_beside_ordinary(crawled, NOT_UTF8)
+    assert outcomes(records) == CASE_PAGES[NOT_UTF8]
+    assert seconds <= TIMEOUT + MARGIN
+    assert peak <= SMALL_FETCH_MEMORY
+
+
+def test_a_robots_txt_that_fails_denies_its_host_for_the_layer_and_its_rules_apply_in_the_next(crawled):
+    assert_host_crawled(crawled, FAILS_FIRST, CASE_PAGES[FAILS_FIRST], "robots.txt unreachable (HTTP 503)")
+    assert_host_crawled(crawled, FAILS_FIRST, NEXT_LAYER_PAGES)
+    records = records_of(crawled, FAILS_FIRST)
+    assert {path: doc["layer"] for path, doc in records.items()} == {"/first.html": 0, "/next.html": 1,
+                                                                      "/private/next.html": 1}
+    # One robots.txt request a layer: the 503, then the 200.
+    assert [(entry.path, entry.status) for entry in crawled.log if entry.address == FAILS_FIRST
+            and entry.path == "/robots.txt"] == [("/robots.txt", 503), ("/robots.txt", 200)]
+    # A layer's task alone: the 503 denies the host at once, without a page request.
+    records, seconds, peak = fetch_host_beside_ordinary(crawled, FAILS_FIRST)
+    assert outcomes(records) == CASE_PAGES[FAILS_FIRST]
+    assert records["/first.html"]["error"].endswith(": robots.txt unreachable (HTTP 503)")
+    assert [entry.path for entry in crawled.server.log if entry.address == FAILS_FIRST] == ["/robots.txt"]
+    assert seconds <= TIMEOUT + MARGIN
+    assert peak <= SMALL_FETCH_MEMORY
