@@ -147,11 +147,13 @@ def assert_host_crawled(crawled, address: str, expected: dict[str, str], denial:
             assert doc["error"] == f"{doc['url']}: {denial or 'disallowed by robots.txt'}"
 
 
-def fetch_host_beside_ordinary(crawled, address: str, **options) -> tuple[dict[str, dict], float, int]:
+def assert_fetched_alone_within_bounds(crawled, address: str, seconds_bound: float = TIMEOUT + MARGIN,
+                                       memory_bound: int = SMALL_FETCH_MEMORY, **options) -> dict[str, dict]:
     """Fetch the host's layer-0 pages and the ordinary host's in one task,
-    robots.txt obeyed, under tracemalloc: the host's records by path, the
-    seconds and the peak.  The ordinary pages must all be fetched, each
-    request in its timeout.  `options`: more config keys."""
+    robots.txt obeyed, under tracemalloc, and check the host's pages end as
+    in the crawl, the ordinary ones are fetched, each request keeps to its
+    timeout and the whole fetch to the bounds: the host's records by path.
+    `options`: more config keys."""
     pages = [crawled.web.host(f"http://{address}:{crawled.web.port}/").url(path) for path in CASE_PAGES[address]]
     ordinary = [f"http://{ORDINARY}:{crawled.web.port}/page/{number}" for number in range(ORDINARY_PAGES)]
     crawled.server.clear_log()
@@ -161,12 +163,11 @@ def fetch_host_beside_ordinary(crawled, address: str, **options) -> tuple[dict[s
     assert Counter(doc["requested_url"] for doc in docs) == Counter([*pages, *ordinary])
     assert {doc["outcome"] for doc in docs if doc["requested_url"] in ordinary} == {"fetched"}
     assert all(entry.end - entry.start <= TIMEOUT for entry in crawled.server.log)
-    return {"/" + doc["requested_url"].split("/", 3)[3]: doc for doc in docs if doc["requested_url"] in pages}, \
-        seconds, peak
-
-
-def outcomes(records: dict[str, dict]) -> dict[str, str]:
-    return {path: doc["outcome"] for path, doc in records.items()}
+    records = {"/" + doc["requested_url"].split("/", 3)[3]: doc for doc in docs if doc["requested_url"] in pages}
+    assert {path: doc["outcome"] for path, doc in records.items()} == CASE_PAGES[address]
+    assert seconds <= seconds_bound
+    assert peak <= memory_bound
+    return records
 
 
 def test_the_ordinary_host_is_crawled_politely_beside_the_faulty_robots_files(crawled):
@@ -186,10 +187,8 @@ def test_a_5_mib_robots_txt_is_read_and_parsed_to_512_kib(crawled):
     assert robots_requests(crawled.log, BIG) == ["/robots.txt"]  # the host has URLs in layer 0 only
     # However large max_page_bytes is, robots.txt is read to 512 KiB only:
     # reading all 5 MiB would take more memory than the bound.
-    records, seconds, peak = fetch_host_beside_ordinary(crawled, BIG, max_page_bytes=8 * 1024 * 1024)
-    assert outcomes(records) == CASE_PAGES[BIG]
-    assert seconds <= TIMEOUT + BIG_ROBOTS_PARSE_SECONDS
-    assert peak <= BIG_ROBOTS_MEMORY
+    assert_fetched_alone_within_bounds(crawled, BIG, TIMEOUT + BIG_ROBOTS_PARSE_SECONDS, BIG_ROBOTS_MEMORY,
+                                       max_page_bytes=8 * 1024 * 1024)
 
 
 @pytest.mark.parametrize("drip_interval, names_the_fault", [
@@ -228,26 +227,17 @@ def test_a_robots_txt_that_redirects_in_a_loop_is_unavailable_and_allows_everyth
     # RFC 9309: a robots.txt the crawler cannot follow to is unavailable, as a 4xx is.
     assert_host_crawled(crawled, LOOP, CASE_PAGES[LOOP])
     assert robots_requests(crawled.log, LOOP) == ["/robots.txt", "/robots-moved.txt"]  # the loop is seen at once
-    records, seconds, peak = fetch_host_beside_ordinary(crawled, LOOP)
-    assert outcomes(records) == CASE_PAGES[LOOP]
-    assert seconds <= TIMEOUT + MARGIN
-    assert peak <= SMALL_FETCH_MEMORY
+    assert_fetched_alone_within_bounds(crawled, LOOP)
 
 
 def test_html_served_as_robots_txt_has_no_rules_and_allows_everything(crawled):
     assert_host_crawled(crawled, HTML, CASE_PAGES[HTML])
-    records, seconds, peak = fetch_host_beside_ordinary(crawled, HTML)
-    assert outcomes(records) == CASE_PAGES[HTML]
-    assert seconds <= TIMEOUT + MARGIN
-    assert peak <= SMALL_FETCH_MEMORY
+    assert_fetched_alone_within_bounds(crawled, HTML)
 
 
 def test_a_robots_txt_with_bytes_that_are_not_utf8_keeps_its_rules(crawled):
     assert_host_crawled(crawled, NOT_UTF8, CASE_PAGES[NOT_UTF8])
-    records, seconds, peak = fetch_host_beside_ordinary(crawled, NOT_UTF8)
-    assert outcomes(records) == CASE_PAGES[NOT_UTF8]
-    assert seconds <= TIMEOUT + MARGIN
-    assert peak <= SMALL_FETCH_MEMORY
+    assert_fetched_alone_within_bounds(crawled, NOT_UTF8)
 
 
 def test_a_robots_txt_that_fails_denies_its_host_for_the_layer_and_its_rules_apply_in_the_next(crawled):
@@ -260,9 +250,6 @@ def test_a_robots_txt_that_fails_denies_its_host_for_the_layer_and_its_rules_app
     assert [(entry.path, entry.status) for entry in crawled.log if entry.address == FAILS_FIRST
             and entry.path == "/robots.txt"] == [("/robots.txt", 503), ("/robots.txt", 200)]
     # A layer's task alone: the 503 denies the host at once, without a page request.
-    records, seconds, peak = fetch_host_beside_ordinary(crawled, FAILS_FIRST)
-    assert outcomes(records) == CASE_PAGES[FAILS_FIRST]
+    records = assert_fetched_alone_within_bounds(crawled, FAILS_FIRST)
     assert records["/first.html"]["error"].endswith(": robots.txt unreachable (HTTP 503)")
     assert [entry.path for entry in crawled.server.log if entry.address == FAILS_FIRST] == ["/robots.txt"]
-    assert seconds <= TIMEOUT + MARGIN
-    assert peak <= SMALL_FETCH_MEMORY
