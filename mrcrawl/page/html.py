@@ -24,6 +24,16 @@ _WRAPPER_TAGS = re.compile(
     rb"script|style|noscript|template|nav|header|footer|aside|form)[\s/>])[A-Za-z][^<>]*>",
     re.IGNORECASE,
 )
+# A nest of the tags kept above (<aside>, <h1>, <noscript>, <a><p><a><p>...)
+# is still too deep: then only the tags that carry links and metadata are
+# kept, none of which nests (an <a> closes the open one; a script's or a
+# title's content is text).  The page loses its paragraphs and boilerplate
+# marks, not its text and links.
+_NESTING_TAGS = re.compile(
+    rb"</?(?!(?:a|area|base|frame|iframe|meta|link|title|head|body|html|br|script|style)[\s/>])"
+    rb"[A-Za-z][^<>]*>",
+    re.IGNORECASE,
+)
 
 # lxml parsers keep state while parsing and are not thread-safe; fetch
 # threads each get their own.
@@ -70,8 +80,10 @@ def parse_html(text: str):
     data = _utf8(text)
     try:
         root = etree.fromstring(data, parser)
-        if root is not None and _too_deep(parser):
-            flattened = etree.fromstring(_WRAPPER_TAGS.sub(b" ", data), parser)
+        for flattening in (_WRAPPER_TAGS, _NESTING_TAGS):
+            if root is None or not _too_deep(parser):
+                break
+            flattened = etree.fromstring(flattening.sub(b" ", data), parser)
             if flattened is not None:
                 root = flattened
     except (etree.LxmlError, ValueError):
