@@ -9,7 +9,7 @@ import pytest
 
 from mrcrawl.page.charset import decode_body, detect_encoding
 from mrcrawl.page.html import parse_html
-from mrcrawl.page.links import base_url, extract_links
+from mrcrawl.page.links import MAX_OUTLINKS, MAX_URL_CHARS, base_url, extract_links, refresh_target
 
 PAGE = "http://127.0.0.2:8080/news/2024/story.html"
 
@@ -201,6 +201,51 @@ def test_character_missing_from_the_page_encoding_is_still_one_link():
 def test_utf8_and_utf16_pages_use_utf8_queries():
     assert one_link("/s?q=中文", encoding="utf-8") == "http://127.0.0.2:8080/s?q=%E4%B8%AD%E6%96%87"
     assert one_link("/s?q=中文", encoding="utf-16-le") == "http://127.0.0.2:8080/s?q=%E4%B8%AD%E6%96%87"
+
+
+@pytest.mark.parametrize("content, target", [
+    ("0; url=/next.html", "/next.html"),
+    ("5;URL='quoted.html' trailing", "quoted.html"),
+    ('0, url = "comma.html"', "comma.html"),
+    ("  2.5 ;  /no-url-keyword.html  ", "/no-url-keyword.html"),
+    ("30", None),  # a reload of the page itself
+    ("0;", None),
+    ("url=/no-time.html", None),  # the standard wants a time first
+    ("soon; url=/x.html", None),
+    ("", None),
+    (None, None),
+])
+def test_refresh_target(content, target):
+    assert refresh_target(content) == target
+
+
+def test_a_meta_refresh_is_a_link():
+    root = parse_html('<head><meta http-equiv="Refresh" content="0; url=/moved.html">'
+                      '<meta name="refresh" content="0; url=/not-http-equiv.html">'
+                      '<meta http-equiv="content-type" content="0; url=/other-http-equiv.html"></head>'
+                      '<body><a href="/after.html">a</a></body>')
+    assert extract_links(root, PAGE, "utf-8") == ["http://127.0.0.2:8080/moved.html",
+                                                  "http://127.0.0.2:8080/after.html"]
+
+
+def test_links_are_capped_at_the_first_distinct_ones_in_document_order():
+    repeated = '<a href="/first.html">again</a>' * 100
+    root = parse_html(repeated + "".join(f'<a href="/l/{n}">{n}</a>' for n in range(MAX_OUTLINKS + 100)))
+    links = extract_links(root, PAGE, "utf-8")
+    assert len(links) == MAX_OUTLINKS
+    assert links[0] == "http://127.0.0.2:8080/first.html"
+    assert links[-1] == f"http://127.0.0.2:8080/l/{MAX_OUTLINKS - 2}"
+
+
+def test_links_longer_than_the_limit_are_dropped():
+    long_path = "/" + "a" * MAX_URL_CHARS
+    root = parse_html(f'<a href="http://127.0.0.2{long_path}">absolute</a><a href="{long_path}">rooted</a>'
+                      f'<a href="/{"b" * (MAX_URL_CHARS - 40)}">fits</a>')
+    assert extract_links(root, PAGE, "utf-8") == [f"http://127.0.0.2:8080/{'b' * (MAX_URL_CHARS - 40)}"]
+    # Relative links resolved against a long base are too long; a rooted one is not.
+    root = parse_html(f'<head><base href="http://127.0.0.2{long_path}/"></head>'
+                      '<a href="relative.html">r</a><a href="/rooted.html">r</a>')
+    assert extract_links(root, PAGE, "utf-8") == ["http://127.0.0.2/rooted.html"]
 
 
 def test_page_without_links_and_empty_page():
