@@ -16,7 +16,9 @@ from mrcrawl.output.pagexml import page_to_xml, xml_safe
 from mrcrawl.page.change import page_signature
 from mrcrawl.page.charset import decode_page, detect_encoding
 from mrcrawl.page.charset_labels import codec_for_label
+from mrcrawl.page import text as page_text
 from mrcrawl.page.html import parse_html
+from mrcrawl.page.links import extract_links
 from mrcrawl.page.text import (
     _with_left_out, description, headline, keywords, main_text, normalise_date, page_blocks, published,
 )
@@ -559,6 +561,33 @@ def test_deep_nesting(tag):
     _, page = render(markup)
     assert page.findtext("headline") == "deep"
     assert page.findtext("content") == "inside\nafter"
+
+
+@pytest.mark.parametrize("nest, closing", [
+    ("<aside>", "</aside>"), ("<h1>", "</h1>"), ("<noscript>", "</noscript>"),
+    ("<nav><header>", "</header></nav>"), ("<a href='/x'><p>", "</p></a>"),
+])
+def test_deep_nesting_of_the_tags_kept_for_the_article_loses_nothing_after_it(nest, closing):
+    # Flattening the wrappers leaves these as deep as they were: the page is
+    # flattened again, down to the tags that carry links and metadata.
+    markup = (f"<title>deep</title>{nest * 100_000}inside{closing * 100_000}"
+              "<p>The paragraph after the nest.</p><a href='/after'>after</a>")
+    root = parse_html(markup)
+    assert max(len(list(element.iterancestors())) for element in root.iter()) < 100
+    assert extract_links(root, URL, "utf-8")[-1] == "http://127.0.0.3:8080/after"
+    _, page = render(markup)
+    assert page.findtext("headline") == "deep"
+    assert "The paragraph after the nest." in page.findtext("content")
+
+
+def test_the_class_name_caches_stay_bounded_whatever_the_names():
+    # Each page makes up a class name of 600 KB: the caches of names judged
+    # must not keep every one of them for the rest of the task.
+    for n in range(20):
+        name = f"page{n} " + "menu item " * 60_000
+        render(article(f'<div class="{name}"><p>{PROSE[0]}</p></div><p id="{name}">{PROSE[1]}</p>'))
+    for cache in (page_text._NAMES_SEEN, page_text._BOILERPLATE_NAMES):
+        assert sum(map(len, cache)) == cache.characters <= page_text.NAME_CHARS_CACHED
 
 
 def test_many_paragraphs_deep_inside_a_nest_stay_fast():

@@ -155,9 +155,7 @@ def _is_marked(attributes: list[tuple[str, str]]) -> bool:
             # pages: each distinct one is judged once.
             marked = _BOILERPLATE_NAMES.get(value)
             if marked is None:
-                if len(_BOILERPLATE_NAMES) >= _NAMES_SEEN_LIMIT:  # a page can make every name unique
-                    _BOILERPLATE_NAMES.clear()
-                marked = _BOILERPLATE_NAMES[value] = _is_boilerplate_name(value)
+                marked = _BOILERPLATE_NAMES.put(value, _is_boilerplate_name(value))
             if marked:
                 return True
         elif name in _HIDING_ATTRIBUTES and (
@@ -216,23 +214,40 @@ def _split_words(names: str) -> list[str]:
 def _words_of(names: str) -> frozenset:
     words = _NAMES_SEEN.get(names)
     if words is None:
-        if len(_NAMES_SEEN) >= _NAMES_SEEN_LIMIT:  # a page can make every name unique
-            _NAMES_SEEN.clear()
         text = _TAXONOMY_CLASSES.sub(" ", names) if "category-" in names or "tag-" in names else names
         found = set()
         for name in text.split():
             name_words = _split_words(name)
             if len(name_words) <= MAX_NAME_WORDS or not _SLUG.fullmatch(name):
                 found.update(name_words)
-        words = _NAMES_SEEN[names] = frozenset(found)
+        words = _NAMES_SEEN.put(names, frozenset(found))
     return words
 
 
+class _NameCache(dict):
+    """What was found of each class or id value, forgotten all at once when
+    it holds NAMES_CACHED names or NAME_CHARS_CACHED characters of them: a
+    page can make every name unique, and one name can be the whole page."""
+
+    def __init__(self):
+        super().__init__()
+        self.characters = 0
+
+    def put(self, name: str, found):
+        if len(self) >= NAMES_CACHED or self.characters + len(name) > NAME_CHARS_CACHED:
+            self.clear()
+            self.characters = 0
+        self[name] = found
+        self.characters += len(name)
+        return found
+
+
+NAMES_CACHED = 50_000
+NAME_CHARS_CACHED = 4_000_000
 # Each distinct class or id is judged once (in _is_marked), and split into
 # words once.
-_NAMES_SEEN: dict[str, frozenset] = {}
-_BOILERPLATE_NAMES: dict[str, bool] = {}
-_NAMES_SEEN_LIMIT = 50_000
+_NAMES_SEEN = _NameCache()
+_BOILERPLATE_NAMES = _NameCache()
 
 
 # --------------------------------------------------------------------------
