@@ -9,6 +9,10 @@
   connection closed or reset mid-answer, a body that never ends or runs past
   its length, a decompression bomb, too many headers ...), served from a raw
   socket.
+- pagefaults.py: `PageFaultServer`, well-formed answers whose pages go wrong
+  inside (100,000 nested elements, 10 MB on one line, NUL bytes, invalid
+  bytes in every charset, unknown charset labels, 50,000 links, a <base> of
+  another scheme, a meta refresh loop), served beside the test web.
 - daily.py: `DailyWeb`, a news web that changes day by day (new, updated,
   deleted and failing articles), for recrawls; `start_daily_web()` serves it
   one day at a time, and its methods are the ground truth of each day.
