@@ -1,30 +1,36 @@
 """robots.txt files that go wrong, through a real crawl and a real fetch.
 
 One web on loopback gives each case a host: a 5 MiB robots.txt, one that
-redirects in a loop, HTML served as robots.txt, one with bytes that are not
-UTF-8, and one that answers 503 and then, in the next layer, 200.  A host
-of ordinary pages sits beside them.  The web is crawled once for the module
+redirects in a loop, one that redirects to another host, HTML served as
+robots.txt, one with bytes that are not UTF-8, and one that answers 503 and
+then, in the next layer, 200.  A host of ordinary pages sits beside them.  The web is crawled once for the module
 by the real driver (inline runner, two layers, the WARC exported); each
 case's test reads what the crawl recorded for the host's pages, and fetches
 the host alone under tracemalloc for its time and memory.  An endless
-robots.txt comes from the raw-socket FaultServer.
+robots.txt comes from the raw-socket FaultServer, and chains of redirects
+from host to host from small servers, each on a port of its own.
 """
 from __future__ import annotations
 
+import threading
 from collections import Counter
+from contextlib import contextmanager
+from http.server import ThreadingHTTPServer
 from types import SimpleNamespace
 
 import pytest
 
-from crawl_support import crawl, crawl_docs, fetch_urls_measured, politeness_violations, write_inputs, xml_pages
+from crawl_support import (PageHandler, crawl, crawl_docs, fetch_urls, fetch_urls_measured, politeness_violations,
+                           write_inputs, xml_pages)
 from mrcrawl.export import run_exports
 from mrcrawl.fetch.fetcher import RESPONSE_TIME_LIMIT
 from mrcrawl.fetch.robots import MAX_ROBOTS_BYTES
 from mrcrawl.testweb import USER_AGENT, Host, Page, Robots, TestWebServer, Web
 from mrcrawl.testweb.faults import ENDLESS_BODY, HTTP_10, PLAIN_PAGE, FaultServer
+from test_dns import ALLOWED, STEADY, dns_server, tls_listener
 from test_export import read_warc_files
 
-BIG, LOOP, HTML, NOT_UTF8, FAILS_FIRST, ORDINARY = (f"127.0.0.{2 + number}" for number in range(6))
+BIG, LOOP, HTML, NOT_UTF8, FAILS_FIRST, ORDINARY, MOVED, ELSEWHERE = (f"127.0.0.{2 + number}" for number in range(8))
 TIMEOUT = 2.0
 MARGIN = 1.0  # seconds: thread start and scheduling on a loaded machine
 ORDINARY_PAGES = 8
@@ -48,6 +54,10 @@ NOT_UTF8_ROBOTS = b"User-agent: *\nDisallow: /caf\xe9/\n# \xff\xfe\xc3 not UTF-8
 HTML_ROBOTS = (b"<!DOCTYPE html><html><head><title>Welcome</title></head><body>\n"
                b"<h1>Welcome to our site</h1>\n<p>User-agent and Disallow are words on this page.</p>\n</body></html>\n")
 FAILS_FIRST_ROBOTS = b"User-agent: *\nDisallow: /private/\n"
+# MOVED's robots.txt redirects to ELSEWHERE, another host, which serves these
+# rules (as a CDN would): they apply to MOVED.
+ELSEWHERE_ROBOTS_PATH = "/shared/robots.txt"
+ELSEWHERE_ROBOTS = b"User-agent: *\nDisallow: /private/\n"
 
 
 def html(text: str) -> bytes:
@@ -66,6 +76,7 @@ CASE_PAGES = {
     HTML: {"/page.html": "fetched", "/private/page.html": "fetched"},
     NOT_UTF8: {"/caf%E9/page.html": "robots_denied", "/private/page.html": "robots_denied", "/page.html": "fetched"},
     FAILS_FIRST: {"/first.html": "robots_denied"},
+    MOVED: {"/page.html": "fetched", "/private/page.html": "robots_denied"},
 }
 # FAILS_FIRST's pages that the ordinary host links to: layer 1's.
 NEXT_LAYER_PAGES = {"/next.html": "fetched", "/private/next.html": "robots_denied"}
@@ -89,6 +100,10 @@ def build(port: int) -> Web:
     for path, location in (("/robots.txt", "/robots-moved.txt"), ("/robots-moved.txt", "/robots.txt")):
         pages.append(Page(url=loop.url(path), kind="redirect", status=302, body=html(f"moved {path}"),
                           headers=(("Location", location),), redirect_to=loop.url(location)))
+    elsewhere = host(ELSEWHERE, port).url(ELSEWHERE_ROBOTS_PATH)
+    pages.append(Page(url=host(MOVED, port).url("/robots.txt"), kind="redirect", status=301, body=html("moved"),
+                      headers=(("Location", elsewhere),), redirect_to=elsewhere))
+    pages.append(Page(url=elsewhere, kind="robots", body=ELSEWHERE_ROBOTS, content_type="text/plain"))
     ordinary = host(ORDINARY, port)
     links = "".join(f'<a href="{host(FAILS_FIRST, port).url(path)}">next</a>' for path in NEXT_LAYER_PAGES)
     pages.append(Page(url=ordinary.url("/"), kind="home", body=html("home").replace(b"</p>", links.encode() + b"</p>"),
@@ -97,7 +112,8 @@ def build(port: int) -> Web:
               for number in range(ORDINARY_PAGES)]
     seeds = [host(address, port).url(path) for address, paths in CASE_PAGES.items() for path in paths]
     seeds += [ordinary.url("/")] + [ordinary.url(f"/page/{number}") for number in range(ORDINARY_PAGES)]
-    hosts = tuple(host(address, port) for address in (BIG, LOOP, HTML, NOT_UTF8, FAILS_FIRST, ORDINARY))
+    hosts = tuple(host(address, port)
+                  for address in (BIG, LOOP, HTML, NOT_UTF8, FAILS_FIRST, ORDINARY, MOVED, ELSEWHERE))
     return Web(seed=0, port=port, hosts=hosts, pages={page.url: page for page in pages},
                seed_urls=tuple(seeds), seed_spellings={})
 
@@ -109,7 +125,7 @@ def crawled(tmp_path_factory):
     fetches, its robots.txt that fails once reset to fail again."""
     directory = tmp_path_factory.mktemp("robots")
     output = directory / "crawl"
-    with TestWebServer(hosts=6, web_factory=build) as server:
+    with TestWebServer(hosts=8, web_factory=build) as server:
         seeds, conf, config = write_inputs(server, directory, timeout=TIMEOUT, retries=0)
         assert crawl(seeds, conf, output, 2) == 0
         run_exports(output, ["warc"])
@@ -230,6 +246,16 @@ def test_a_robots_txt_that_redirects_in_a_loop_is_unavailable_and_allows_everyth
     assert_fetched_alone_within_bounds(crawled, LOOP)
 
 
+def test_a_robots_txt_that_redirects_to_another_host_brings_that_hosts_rules(crawled):
+    # RFC 9309 §2.3.1.2: redirects are followed across hosts, and the rules
+    # found apply to the host whose robots.txt was asked for.
+    assert_host_crawled(crawled, MOVED, CASE_PAGES[MOVED])
+    assert robots_requests(crawled.log, MOVED) == ["/robots.txt"]
+    assert [entry.path for entry in crawled.log if entry.address == ELSEWHERE] == [ELSEWHERE_ROBOTS_PATH]
+    assert_fetched_alone_within_bounds(crawled, MOVED)
+    assert [entry.path for entry in crawled.server.log if entry.address == ELSEWHERE] == [ELSEWHERE_ROBOTS_PATH]
+
+
 def test_html_served_as_robots_txt_has_no_rules_and_allows_everything(crawled):
     assert_host_crawled(crawled, HTML, CASE_PAGES[HTML])
     assert_fetched_alone_within_bounds(crawled, HTML)
@@ -253,3 +279,159 @@ def test_a_robots_txt_that_fails_denies_its_host_for_the_layer_and_its_rules_app
     records = assert_fetched_alone_within_bounds(crawled, FAILS_FIRST)
     assert records["/first.html"]["error"].endswith(": robots.txt unreachable (HTTP 503)")
     assert [entry.path for entry in crawled.server.log if entry.address == FAILS_FIRST] == ["/robots.txt"]
+
+
+# -- robots.txt redirected from host to host -------------------------------------
+#
+# Each host is a small server on a port of its own (a host is scheme, name and
+# port), answering the routes it is given: a redirect or the rules.
+
+RULES = b"User-agent: *\nDisallow: /private/\n"
+SITE_PAGES = {"/page.html": html("page"), "/private/page.html": html("private page")}
+
+
+class RoutedHandler(PageHandler):
+    def do_GET(self):
+        self.server.requests.append(self.path)
+        route = self.server.routes.get(self.path)
+        if route is None:
+            self.send_html(SITE_PAGES[self.path]) if self.path in SITE_PAGES else self.send_error(404)
+            return
+        status, location, body = route
+        self.send_response(status)
+        if location is not None:
+            self.send_header("Location", location)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@contextmanager
+def routed_hosts(count: int, address: str = "127.0.0.1"):
+    """`count` hosts on `address`, each on its own port: servers whose
+    `routes` map a path to (status, Location or None, body) and whose
+    `requests` list the paths asked for, in order; other paths are
+    SITE_PAGES or a 404."""
+    servers = []
+    try:
+        for _ in range(count):
+            server = ThreadingHTTPServer((address, 0), RoutedHandler)
+            server.routes, server.requests = {}, []
+            server.origin = f"http://{address}:{server.server_address[1]}"
+            threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+            servers.append(server)
+        yield servers
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+
+
+def redirect_chain(hosts, final: tuple) -> None:
+    """hosts[0]'s /robots.txt redirects to hosts[1], and so on, one redirect a
+    host; the last host answers `final` (status, Location, body)."""
+    paths = ["/robots.txt"] + [f"/hop-{number}/robots.txt" for number in range(1, len(hosts))]
+    for number, server in enumerate(hosts[:-1]):
+        server.routes[paths[number]] = (302, hosts[number + 1].origin + paths[number + 1], b"moved\n")
+    hosts[-1].routes[paths[-1]] = final
+
+
+def fetch_site(origin: str, **options) -> tuple[dict[str, str], float]:
+    """Fetch the site's pages at `origin` with robots.txt obeyed: each page's
+    outcome by path, and the seconds the fetch took."""
+    settings = dict(timeout=TIMEOUT, obey_robots=True, user_agent=USER_AGENT, threads=2)
+    docs, seconds = fetch_urls([origin + path for path in SITE_PAGES], **{**settings, **options})
+    return {doc["requested_url"].removeprefix(origin): doc["outcome"] for doc in docs}, seconds
+
+
+RULES_APPLY = {"/page.html": "fetched", "/private/page.html": "robots_denied"}
+NO_RULES = {"/page.html": "fetched", "/private/page.html": "fetched"}
+
+
+def test_five_redirects_across_hosts_are_followed_and_the_rules_apply_to_the_first_host():
+    with routed_hosts(6) as hosts:
+        redirect_chain(hosts, (200, None, RULES))
+        outcomes, seconds = fetch_site(hosts[0].origin)
+    assert outcomes == RULES_APPLY
+    # One request a host: each hop once, and the first host's pages after its rules.
+    assert hosts[0].requests[0] == "/robots.txt" and sorted(hosts[0].requests[1:]) == ["/page.html"]
+    assert [server.requests for server in hosts[1:]] == [[f"/hop-{number}/robots.txt"] for number in range(1, 6)]
+    assert seconds <= TIMEOUT + MARGIN
+
+
+def test_a_sixth_redirect_is_not_followed_and_leaves_robots_txt_unavailable(caplog):
+    # RFC 9309: past five redirects robots.txt may be taken as unavailable,
+    # as a 4xx: everything is allowed, as for a loop on one host.
+    with routed_hosts(7) as hosts:
+        redirect_chain(hosts, (200, None, b"User-agent: *\nDisallow: /\n"))
+        outcomes, _ = fetch_site(hosts[0].origin)
+    assert outcomes == NO_RULES
+    assert [len(server.requests) for server in hosts[1:]] == [1, 1, 1, 1, 1, 0]  # the 7th host is never asked
+    assert "robots.txt not followed (more than 5 redirects): everything is allowed" in caplog.text
+
+
+def test_a_redirect_loop_across_hosts_is_seen_at_its_first_repeat():
+    with routed_hosts(2) as (first, second):
+        first.routes["/robots.txt"] = (302, second.origin + "/robots.txt", b"moved\n")
+        second.routes["/robots.txt"] = (302, first.origin + "/robots.txt", b"moved\n")
+        outcomes, _ = fetch_site(first.origin)
+    assert outcomes == NO_RULES
+    assert first.requests.count("/robots.txt") == 1 and second.requests == ["/robots.txt"]
+
+
+@pytest.mark.parametrize("location", ["ftp://127.0.0.1/robots.txt", "javascript:alert(1)"])
+def test_a_redirect_to_a_location_that_is_no_http_url_leaves_robots_txt_unavailable(location, caplog):
+    with routed_hosts(1) as (site,):
+        site.routes["/robots.txt"] = (302, location, b"moved\n")
+        outcomes, _ = fetch_site(site.origin)
+    assert outcomes == NO_RULES
+    assert site.requests.count("/robots.txt") == 1
+    assert "to a Location that is no http(s) URL" in caplog.text
+
+
+def test_a_redirect_to_an_address_the_guard_refuses_is_not_requested_and_leaves_robots_txt_unavailable(caplog):
+    # The site is at an address allow_networks lets through; its robots.txt
+    # redirects to another loopback address, which the guard refuses.
+    site_address, refused_address = "127.0.0.2", "127.0.0.3"
+    with routed_hosts(1, site_address) as (site,), routed_hosts(1, refused_address) as (refused,):
+        refused.routes["/robots.txt"] = (200, None, b"User-agent: *\nDisallow: /\n")
+        site.routes["/robots.txt"] = (302, refused.origin + "/robots.txt", b"moved\n")
+        outcomes, _ = fetch_site(site.origin, allow_private_networks=False, allow_networks=[f"{site_address}/32"])
+    assert outcomes == NO_RULES
+    assert refused.requests == []
+    assert f"redirect to {refused.origin}/robots.txt: {refused_address} is a non-public address" in caplog.text
+
+
+def test_a_redirect_to_a_name_that_does_not_resolve_leaves_robots_txt_unreachable():
+    # A lookup that fails is as a connection that fails: the host is denied for the layer.
+    with dns_server() as (zone, resolver), routed_hosts(1) as (site,):
+        site.routes["/robots.txt"] = (302, "http://unknown.test/robots.txt", b"moved\n")
+        docs, _ = fetch_urls([site.origin + path for path in SITE_PAGES], timeout=TIMEOUT, obey_robots=True,
+                             user_agent=USER_AGENT, dns_server=resolver)
+    assert zone.questions == {"unknown.test": 1}
+    reason = (f"robots.txt unreachable (DNSLookupError: DNS lookup of unknown.test: "
+              f"the DNS server at {resolver} answered NXDOMAIN)")
+    assert {(doc["outcome"], doc["error"]) for doc in docs} == {
+        ("robots_denied", f"{doc['url']}: {reason}") for doc in docs}
+    assert site.requests == ["/robots.txt"]
+
+
+def test_a_redirect_from_http_to_https_on_the_same_name_connects_to_the_checked_address(tmp_path):
+    # http://name/robots.txt -> https://name/robots.txt: another host (the
+    # scheme and port differ) of the same name, looked up once for both.
+    # The TLS server's certificate is self-signed and refused: robots.txt
+    # is then unreachable, as any failed connection leaves it.
+    with dns_server() as (zone, resolver), routed_hosts(1, ALLOWED) as (site,), \
+            tls_listener(tmp_path, ALLOWED) as (tls_port, server_names):
+        origin = f"http://{STEADY}:{site.server_address[1]}"
+        site.routes["/robots.txt"] = (301, f"https://{STEADY}:{tls_port}/robots.txt", b"moved\n")
+        docs, _ = fetch_urls([origin + path for path in SITE_PAGES], timeout=TIMEOUT, obey_robots=True,
+                             user_agent=USER_AGENT, dns_server=resolver, allow_private_networks=False,
+                             allow_networks=[f"{ALLOWED}/32"])
+    assert zone.questions == {STEADY: 1}
+    assert server_names == [STEADY]  # the hello reached the checked address, and named the host
+    assert {doc["outcome"] for doc in docs} == {"robots_denied"}
+    assert all("robots.txt unreachable (SSLError" in doc["error"] and "CERTIFICATE_VERIFY_FAILED" in doc["error"]
+               for doc in docs)
+    assert site.requests == ["/robots.txt"]

@@ -29,6 +29,7 @@ from urllib3.exceptions import ConnectTimeoutError, HTTPError as Urllib3Error
 
 from mrcrawl.config import CrawlConfig, allowed_networks
 from mrcrawl.fetch.connection import (
+    StrictPool,
     conditional_headers,
     known_for_request,
     open_connection,
@@ -139,6 +140,16 @@ def _error_text(error: Exception, while_doing: str = "") -> str:
     return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS - 1] + "…"
 
 
+@dataclass
+class AddressCheck:
+    """A host's name looked up and judged: the address to connect to, or
+    why the host may not be requested."""
+
+    address: str | None = None  # None: through a proxy, which looks the name up itself
+    blocked_reason: str | None = None  # the private-network guard refused it
+    unresolved: str | None = None  # the name could not be looked up
+
+
 OTHER_HOST = "redirect to another host"
 
 
@@ -146,8 +157,10 @@ OTHER_HOST = "redirect to another host"
 LOCATION_QUOTED_CHARS = 200
 
 
-def _redirect(host: HostQueue, task: Task, exchange: Exchange) -> tuple[str | None, str | None]:
-    """A redirect's canonical target, and why it must not be followed (or None)."""
+def _redirect(host: HostQueue, task: Task, exchange: Exchange,
+              across_hosts: bool = False) -> tuple[str | None, str | None]:
+    """A redirect's canonical target, and why it must not be followed (or
+    None); with `across_hosts`, a target on another host may be followed."""
     location = exchange.header_values("location")
     if not location:
         return None, f"redirect (HTTP {exchange.status}) without a Location"
@@ -156,7 +169,7 @@ def _redirect(host: HostQueue, task: Task, exchange: Exchange) -> tuple[str | No
         # ftp:, file:, javascript:, data: or no URL at all: nothing the crawler fetches.
         return None, (f"redirect (HTTP {exchange.status}) to a Location that is no http(s) URL: "
                       f"{location[0][:LOCATION_QUOTED_CHARS]!r}")
-    if host_key(target) != host.key:
+    if not across_hosts and host_key(target) != host.key:
         return target, OTHER_HOST
     if task.hops >= MAX_REDIRECTS:
         return target, f"more than {MAX_REDIRECTS} redirects"
@@ -314,24 +327,29 @@ class Fetcher:
     def _check_address(self, host: HostQueue) -> None:
         """Look the host up and judge its addresses, once for the layer: the
         address the guard passes is the one its connection will connect to."""
-        name = host_of(host.key)
+        check = self._checked_address(host.key)
+        host.address, host.blocked_reason, host.unresolved = check.address, check.blocked_reason, check.unresolved
+
+    def _checked_address(self, key: str) -> AddressCheck:
+        """What the lookup of host `key` (scheme://host:port) and the
+        private-network guard made of it.  The resolver asks once a task."""
+        name = host_of(key)
         literal = address_literal(name)
         if literal is not None:
             addresses = (literal,)
         elif self.config.proxy and self.config.allow_private_networks:
-            return  # nothing to judge, and the proxy looks the name up itself
+            return AddressCheck()  # nothing to judge, and the proxy looks the name up itself
         else:
             try:
                 addresses = self.resolver.addresses(name)
             except DNSLookupError as error:
                 # Through a proxy the proxy looks the name up itself, and may
                 # well know names this machine cannot look up.
-                if not self.config.proxy:
-                    host.unresolved = _error_text(error)
-                return
+                return AddressCheck(unresolved=None if self.config.proxy else _error_text(error))
+        check = AddressCheck(address=str(addresses[0]))
         if not self.config.allow_private_networks:
-            host.blocked_reason = blocked_reason(name, addresses, self._allowed_networks)
-        host.address = str(addresses[0])
+            check.blocked_reason = blocked_reason(name, addresses, self._allowed_networks)
+        return check
 
     def _count(self, stat: str) -> None:
         with self._stats_lock:
@@ -376,9 +394,22 @@ class Fetcher:
 
     def _step_robots(self, host: HostQueue, task: Task) -> None:
         host.robots_task = None
+        hop_address = None
+        if host_key(task.url) != host.key:
+            # robots.txt redirected to another host.  The hop is looked up
+            # and judged as that host's own first request would be.
+            check = self._checked_address(host_key(task.url))
+            if check.unresolved is not None:  # as a connection failure would be: unreachable
+                self._set_robots(host, RobotsPolicy.deny_all(f"robots.txt unreachable ({check.unresolved})"))
+                return
+            if check.blocked_reason is not None:  # never requested
+                problem = f"redirect to {task.url}: {check.blocked_reason}"
+                self._set_robots(host, self._robots_unavailable(host, problem))
+                return
+            hop_address = check.address
         # RFC 9309 asks that at least 500 KiB be parsed; reading more would
         # only cost memory and time (robots.py drops the cut-off line).
-        exchange = self._request(host, task, limit=MAX_ROBOTS_BYTES)
+        exchange = self._request(host, task, limit=MAX_ROBOTS_BYTES, hop_address=hop_address)
         self._count("robots_requests")
         status = exchange.status
         if exchange.transient:
@@ -388,17 +419,29 @@ class Fetcher:
             what = f"HTTP {status}" if status else exchange.error
             policy = RobotsPolicy.deny_all(f"robots.txt unreachable ({what})")
         elif status in REDIRECT_STATUSES:
-            target, problem = _redirect(host, task, exchange)
+            # RFC 9309 §2.3.1.2: five redirects are followed, to other hosts
+            # too, and the rules found apply to this host.
+            target, problem = _redirect(host, task, exchange, across_hosts=True)
             if problem is None:
                 host.robots_task = task.next_hop(target)
                 return
-            # RFC 9309: a robots.txt we cannot follow to is "unavailable".
-            log.warning("%s: robots.txt not followed (%s): everything is allowed", host.key, problem)
-            policy = RobotsPolicy.allow_all()
+            policy = self._robots_unavailable(host, problem)
         elif 200 <= status < 300:
             policy = RobotsPolicy.from_response(status, exchange.body or b"", self.agent, exchange.truncated)
         else:
             policy = RobotsPolicy.allow_all()  # 4xx: no rules
+        self._set_robots(host, policy)
+
+    @staticmethod
+    def _robots_unavailable(host: HostQueue, problem: str) -> RobotsPolicy:
+        """A redirect that is not followed (a loop, a 6th, a target that is
+        no http(s) URL or that the guard refuses) leaves robots.txt
+        "unavailable", which RFC 9309 treats as a 4xx: no rules.  The server
+        did answer, so nothing says it is overloaded, as a 5xx would."""
+        log.warning("%s: robots.txt not followed (%s): everything is allowed", host.key, problem)
+        return RobotsPolicy.allow_all()
+
+    def _set_robots(self, host: HostQueue, policy: RobotsPolicy) -> None:
         host.robots = policy
         crawl_delay = min(policy.crawl_delay or 0.0, self.config.max_crawl_delay)
         host.delay = max(self.config.delay, crawl_delay)
@@ -507,17 +550,38 @@ class Fetcher:
         answered_at = self._thread_state.answered_at
         return time.monotonic() if answered_at is None else answered_at
 
-    def _request(self, host: HostQueue, task: Task, known: dict | None = None, limit: int | None = None) -> Exchange:
+    def _request(self, host: HostQueue, task: Task, known: dict | None = None, limit: int | None = None,
+                 hop_address: str | None = None) -> Exchange:
         """Make one request for `task`, starting its host's politeness clock;
         conditional when `known` (known_for_request) holds validators.  The
-        body is read up to `limit` bytes (by default max_page_bytes)."""
+        body is read up to `limit` bytes (by default max_page_bytes).
+
+        A robots.txt redirect to another host is requested over a connection
+        of its own to `hop_address`, closed after its one request: the
+        host's kept-alive connection stays with its host."""
+        if host_key(task.url) != host.key:
+            connection = open_connection(self.config, task.url, on_answer=self._answer_arrived, address=hop_address)
+            try:
+                exchange, _ = self._exchange(host, connection, task, known, limit)
+            finally:
+                connection.close()
+            return exchange
         if host.connection is None:
             host.connection = open_connection(self.config, task.url, on_answer=self._answer_arrived, address=host.address)
+        exchange, reusable = self._exchange(host, host.connection, task, known, limit)
+        if not reusable:
+            self._close_connection(host)  # the connection's state is unknown, or unread bytes are on it
+        return exchange
+
+    def _exchange(self, host: HostQueue, connection: StrictPool, task: Task, known: dict | None,
+                  limit: int | None) -> tuple[Exchange, bool]:
+        """One request over `connection`: what it brought back, and whether
+        the connection may carry the next request."""
         timeout = self.config.timeout
         exchange = Exchange(url=task.url, started_at=utc_now_iso())
         self._thread_state.answered_at = None
         try:
-            response = host.connection.urlopen(
+            response = connection.urlopen(
                 "GET", request_target(task.url, self.config.proxy), headers=request_headers(self.config, task.url, known),
                 redirect=False, retries=False, assert_same_host=False, preload_content=False,
                 timeout=urllib3.Timeout(connect=timeout, read=timeout), time_limit=RESPONSE_TIME_LIMIT * timeout)
@@ -527,8 +591,7 @@ class Fetcher:
             self._count("unconnected" if isinstance(error, ConnectTimeoutError) else "requests")
             host.hold_after(self._answered_at())
             exchange.error = _error_text(error)
-            self._close_connection(host)  # the connection's state is unknown
-            return exchange
+            return exchange, False  # the connection's state is unknown
         self._count("requests")
         host.hold_after(self._answered_at())
         exchange.status = response.status
@@ -548,10 +611,9 @@ class Fetcher:
             exchange.error = _error_text(error, " while reading the body")
         if exchange.truncated or exchange.status is None:
             response.close()
-            self._close_connection(host)  # unread bytes would be taken for the next response
-        else:
-            response.release_conn()
-        return exchange
+            return exchange, False  # unread bytes would be taken for the next response
+        response.release_conn()
+        return exchange, True
 
     def _read_body(self, exchange: Exchange, response: urllib3.BaseHTTPResponse, limit: int) -> None:
         """Read the decoded body up to `limit` bytes."""
