@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import fcntl
 import json
 import logging
@@ -47,12 +48,12 @@ from jobs.parser import MRParser
 from mrcrawl.config import ConfigError, CrawlConfig, load_config
 from mrcrawl.export import EXPORT_KINDS, run_exports
 from mrcrawl.export import describe as describe_export
-from mrcrawl.frontier.crawldb import DB_LOCK, DB_META, CrawlDb, NoCrawlDb
+from mrcrawl.frontier.crawldb import CREATE_LEFTOVERS, DB_META, CrawlDb, NoCrawlDb
 from mrcrawl.mr.dbconf import DbJobOptions
 from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.page.urls import UrlFilter, normalize_url
 from mrcrawl.store.cluster_store import ClusterCrawlStore, is_cluster_path
-from mrcrawl.store.crawl_store import CRAWL_STATE, STARTUP_LEFTOVERS, STATE_FORMAT, CrawlStore
+from mrcrawl.store.crawl_store import CRAWL_STATE, STARTUP_LEFTOVERS, STATE_FORMAT, CrawlStore, pause_point
 from mrcrawl.store.records import FETCHED, NOT_MODIFIED, OUTCOMES, iso_utc
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr")
@@ -134,6 +135,26 @@ class UsageError(Exception):
 
 class StepFailed(Exception):
     """A job failed; the steps before it are stored, and --resume goes on from it."""
+
+
+def disk_full(error: BaseException | None) -> bool:
+    """Whether a disk (or a quota) ran out of space, here or in what this error
+    was raised while handling (mrjob raises its own error while cleaning up)."""
+    while error is not None:
+        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def failure_lines(error: BaseException, root, resume_hint: str, what: str = "") -> list[str]:
+    """What a run that failed says on stderr: `what` failed (by default the
+    error itself), then what is kept and how to go on."""
+    what = what or (str(error) if isinstance(error, StepFailed) else f"{type(error).__name__}: {error}")
+    if disk_full(error):
+        return [f"mrcrawl: {what} (the disk is full)",
+                f"mrcrawl: the finished steps are kept in {root}; free some space, then run: {resume_hint}"]
+    return [f"mrcrawl: {what}", f"mrcrawl: the finished steps are kept in {root}; fix the cause, then run: {resume_hint}"]
 
 
 class _ArgumentParser(argparse.ArgumentParser):
@@ -386,6 +407,7 @@ class Crawl:
             inputs = [directory for directory in inputs if self.store.parts(directory)]
         written = self.db.next_dir() if into_db else self.store.begin_output(name, output)
         started = time.monotonic()
+        pause_point(f"start {name}")
         if inputs:
             try:
                 counters = self._run_job(job_class, inputs, written, layer, options)
@@ -395,16 +417,24 @@ class Crawl:
                     # or inside argparse while the job was being made (whose
                     # clean-up then raises an AttributeError of its own).
                     raise KeyboardInterrupt from error
-                logging.getLogger(__name__).exception("step %s failed", name)
+                # A failed step's half output goes: on a full disk, it holds the space needed.
+                (self.db.store if into_db else self.store).remove(written)
+                if not disk_full(error):  # the cause is plain; a traceback would hide it
+                    logging.getLogger(__name__).exception("step %s failed", name)
                 raise StepFailed(f"{name} failed: {type(error).__name__}: {error}") from error
         else:
             self.store.write_text(self.store.part_file(written), "")
             counters = {}
-        if into_db:
-            self.db.commit(self._db_update_name(name))
-        else:
-            self.store.commit(written, output)
-        self._done(name, round(time.monotonic() - started, 3), counters)
+        pause_point(f"written {name}")
+        try:
+            if into_db:
+                self.db.commit(self._db_update_name(name))
+            else:
+                self.store.commit(written, output)
+            pause_point(f"committed {name}")
+            self._done(name, round(time.monotonic() - started, 3), counters)
+        except OSError as error:  # crawl.json does not name the step: --resume runs it again
+            raise StepFailed(f"{name} failed storing its output: {type(error).__name__}: {error}") from error
 
     def _db_update_name(self, step: str) -> str:
         """How db.json names the update a step of this run commits."""
@@ -732,7 +762,7 @@ def open_db(db: CrawlDb) -> None:
         entries = db.store.entries()
     except NotADirectoryError:
         raise UsageError(f"--db {db.root}: exists and is not a directory") from None
-    if entries and DB_META not in entries and entries - {DB_LOCK}:
+    if entries and DB_META not in entries and not entries <= CREATE_LEFTOVERS:
         raise UsageError(f"--db {db.root}: holds other files and no crawl db; give a crawl db or a new directory")
     if not entries or DB_META not in entries:
         db.create()
@@ -783,11 +813,12 @@ def run_crawl(store: CrawlStore, state: dict, config: CrawlConfig, args: argpars
         crawl = Crawl(store, state, config, args)
         try:
             totals = crawl.run(args.depth)
-        except (StepFailed, KeyboardInterrupt) as error:
-            # A step whose tasks Ctrl-C stopped failed because of it.
-            if isinstance(error, StepFailed) and not INTERRUPTED.is_set():
-                print(f"mrcrawl: {error}", file=sys.stderr)
-                print(f"mrcrawl: the finished steps are kept in {store.root}; fix the cause, then run: {resume_hint}", file=sys.stderr)
+        except (StepFailed, OSError, KeyboardInterrupt) as error:
+            # A step whose tasks Ctrl-C stopped failed because of it.  An
+            # OSError outside a job (saving crawl.json, a commit's rename)
+            # leaves the steps crawl.json names, as a failed job does.
+            if not isinstance(error, KeyboardInterrupt) and not INTERRUPTED.is_set():
+                print("\n".join(failure_lines(error, store.root, resume_hint)), file=sys.stderr)
                 return EXIT_STEP_FAILED
             print(f"mrcrawl: interrupted; the finished steps are kept in {store.root}; to go on, run: {resume_hint}", file=sys.stderr)
             return EXIT_INTERRUPTED
@@ -796,9 +827,14 @@ def run_crawl(store: CrawlStore, state: dict, config: CrawlConfig, args: argpars
     if not totals[FETCHED] + totals[NOT_MODIFIED]:
         print(f"mrcrawl: no page fetched: {why_nothing_was_fetched(state['done'], args.conf)}", file=sys.stderr)
         return EXIT_NOTHING_FETCHED
-    if args.export:
-        for kind, summary in run_exports(store.root, args.export).items():
-            print(describe_export(kind, summary))
+    for kind in args.export:
+        try:
+            summary = run_exports(store.root, [kind])[kind]
+        except OSError as error:  # the export's scratch is gone, its previous output kept: --resume exports again
+            what = f"the {kind} export failed: {type(error).__name__}: {error}"
+            print("\n".join(failure_lines(error, store.root, resume_hint, what)), file=sys.stderr)
+            return EXIT_STEP_FAILED
+        print(describe_export(kind, summary))
     return EXIT_OK
 
 

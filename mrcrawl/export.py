@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from mrcrawl.store.crawl_reader import CrawlReader, NoCrawl
+from mrcrawl.store.crawl_store import pause_point
 
 EXPORT_KINDS = ("warc", "index")
 
@@ -48,11 +49,13 @@ def run_exports(root: str | Path, kinds: list[str]) -> dict:
         scratch = crawl.store.scratch(f"export-{kind}")
         scratch.mkdir()
         started = time.monotonic()
+        pause_point(f"start export-{kind}")
         try:
             summary = write(crawl, scratch)
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)
             raise
+        pause_point(f"written export-{kind}")
         crawl.store.commit(scratch, final)
         summary.update(
             path=str(final),

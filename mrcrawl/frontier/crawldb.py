@@ -55,13 +55,17 @@ from typing import BinaryIO, Iterable, Iterator
 
 from mrcrawl.page.urls import host_key
 from mrcrawl.store.crawl_reader import read_part
-from mrcrawl.store.crawl_store import CrawlStore
+from mrcrawl.store.crawl_store import CrawlStore, pause_point
 from mrcrawl.store.protocols import Utf8JsonProtocol
 
 DB_FORMAT = 2  # 2: with the digest index
 DB_META = "db.json"
 DB_LOCK = ".lock"
 DEFAULT_PARTITIONS = 16
+GENERATION = "gen-{:06d}"  # the directory of a generation of the db
+# What CrawlDb.create() writes before db.json, which makes the db: a run
+# killed while making its db left some of these, and it is made again over them.
+CREATE_LEFTOVERS = frozenset({DB_LOCK, GENERATION.format(0), DB_META + ".tmp"})
 PARTITION_DIGITS = 5  # a batch key's prefix has a fixed width, so it sorts as the partition does
 
 _lines = Utf8JsonProtocol()
@@ -329,6 +333,7 @@ class CrawlDb:
     def create(self, partitions: int = DEFAULT_PARTITIONS) -> None:
         """An empty db: generation 0 of `partitions` empty URL partition files and as many digest partition files."""
         self.store.make_root()
+        self.store.remove(self.generation_dir(0))  # what a create that was killed left, .tmp files and all
         for partition in range(2 * partitions):
             self.store.write_text(self.store.part_file(self.generation_dir(0), partition), "")
         self._write_meta({"format": DB_FORMAT, "partitions": partitions, "generation": 0, "applied": None})
@@ -381,7 +386,7 @@ class CrawlDb:
         return meta
 
     def generation_dir(self, generation: int):
-        return self.store.join(f"gen-{generation:06d}")
+        return self.store.join(GENERATION.format(generation))
 
     def current_dir(self):
         return self.generation_dir(self.meta()["generation"])
@@ -393,12 +398,17 @@ class CrawlDb:
         return written
 
     def commit(self, applied: str) -> None:
-        """Make the next generation the db (the update `applied` wrote it), then drop the old one."""
+        """Make the next generation the db (the update `applied` wrote it), then drop the old ones."""
         meta = dict(self.meta())
-        old = meta["generation"]
-        meta.update(generation=old + 1, applied=applied)
+        meta.update(generation=meta["generation"] + 1, applied=applied)
         self._write_meta(meta)  # the commit: readers now see the new generation
-        self.store.remove(self.generation_dir(old))
+        pause_point(f"db committed {applied}")
+        # Every older generation, not only the last: a run killed at this
+        # point left its old one behind, a whole copy of the db.
+        current = Path(str(self.current_dir())).name
+        for name in sorted(self.store.entries() or ()):
+            if name.startswith("gen-") and name != current:
+                self.store.remove(self.store.join(name))
 
     def _write_meta(self, meta: dict) -> None:
         self.store.write_text(self.meta_path, json.dumps(meta) + "\n")

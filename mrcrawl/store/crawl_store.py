@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 from pathlib import Path
 
 STATE_FORMAT = 2  # 2: runs with a crawl db
@@ -34,6 +35,16 @@ CRAWL_STATE = "crawl.json"
 # What a run writes before crawl.json: a start that died there left these,
 # and a new crawl may start over them.
 STARTUP_LEFTOVERS = frozenset({".lock", ".work", "config.json", "config.json.tmp", "seeds", "db"})
+# Test-only: the tests that kill a run, or fill its disk, at a chosen point
+# (tests/test_kill_anywhere.py) name the point here.  A run that reaches it
+# stops itself (SIGSTOP) until the test kills it or lets it go on.
+PAUSE_AT = "MRCRAWL_PAUSE_AT"
+
+
+def pause_point(point: str) -> None:
+    """Stop this process here when PAUSE_AT names `point` (for tests only)."""
+    if os.environ.get(PAUSE_AT) == point:
+        os.kill(os.getpid(), signal.SIGSTOP)
 
 
 class CrawlStore:
@@ -141,6 +152,7 @@ class CrawlStore:
     def commit(self, written, final) -> None:
         """Put a finished step's output in place of any earlier one."""
         self.remove(final)
+        pause_point(f"replacing {Path(written).name}")  # the scratch directory, named by its step
         Path(final).parent.mkdir(parents=True, exist_ok=True)
         os.replace(written, final)
 
