@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import yaml
 
@@ -161,8 +161,39 @@ def _dns_server(value) -> bool:
     return value is None or (isinstance(value, str) and _parses(dns_server_address, value))
 
 
+def proxy_address(url: str) -> tuple[str, str | None]:
+    """`proxy`'s URL without its `user:password@`, and the user:password
+    (percent-decoded) or None.  ValueError if it is no http(s) proxy URL:
+    a scheme, a host, an optional port, nothing after the port but "/".
+
+    Only the first goes to the HTTP client, whose errors may quote the
+    proxy's URL; the credentials go in the Proxy-Authorization header."""
+    parts = urlsplit(url)
+    if (parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/")
+            or parts.query or parts.fragment or re.search(r"[\x00-\x20\x7f]", url)):
+        raise ValueError("not an http(s) proxy URL")
+    port = parts.port  # raises ValueError for a port that is no number, or out of range
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    address = f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+    if parts.username is None and parts.password is None:
+        return address, None
+    return address, f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+
+
+def redacted_proxy(text: str) -> str:
+    """A proxy URL as it may be shown or stored: `http://user:***@host:port`,
+    the password masked (the whole user information, when it has no password).
+    Works on any text, so that a URL the config refuses is shown masked too."""
+    if "@" not in text:
+        return text
+    head, _, tail = text.rpartition("@")
+    scheme, separator, userinfo = head.rpartition("://")
+    user, colon, _ = userinfo.partition(":")
+    return f"{scheme}{separator}{user + ':***' if colon else '***'}@{tail}"
+
+
 def _proxy_url(value) -> bool:
-    return value is None or (isinstance(value, str) and re.match(r"^https?://[^/\s]+", value) is not None)
+    return value is None or (isinstance(value, str) and _parses(proxy_address, value))
 
 
 # A header value must be one line of printable ASCII: anything else would be
@@ -208,7 +239,7 @@ _RULES = {
     "allow_private_networks": (lambda v: isinstance(v, bool), "true or false"),
     "allow_networks": (_networks, "a list of networks (CIDR such as 10.1.0.0/16, or single addresses) the guard lets through"),
     "dns_server": (_dns_server, "the IP address of a DNS server, with an optional port (127.0.0.1:5353, [::1]:53), or null"),
-    "proxy": (_proxy_url, "an http:// or https:// proxy URL, or null"),
+    "proxy": (_proxy_url, "an http:// or https:// proxy URL (scheme, optional user:password@, host, optional port), or null"),
     "revisit": (lambda v: v is None or isinstance(v, dict), "a mapping of revisit settings (revisit.<key>: value)"),
 }
 _REQUIRED = ("language",)
@@ -280,7 +311,8 @@ def config_from_mapping(data: dict, source: str, default_name: str, environ: Map
     for key, value in data.items():
         accepts, expected = _RULES[key]
         if not accepts(value):
-            raise ConfigError(source, key, f"must be {expected}, got {value!r}")
+            shown = redacted_proxy(value) if key == "proxy" and isinstance(value, str) else value
+            raise ConfigError(source, key, f"must be {expected}, got {shown!r}")
     for key in ("url_allow", "url_deny"):
         for index, pattern in enumerate(data.get(key, [])):
             try:

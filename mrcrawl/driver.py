@@ -45,7 +45,7 @@ from jobs.merge import MRMerge
 from jobs.optimizer import MROptimizer
 from jobs.parser import MRParser
 
-from mrcrawl.config import ConfigError, CrawlConfig, load_config
+from mrcrawl.config import ConfigError, CrawlConfig, load_config, redacted_proxy
 from mrcrawl.export import EXPORT_KINDS, run_exports
 from mrcrawl.export import describe as describe_export
 from mrcrawl.frontier.crawldb import CREATE_LEFTOVERS, DB_META, CrawlDb, NoCrawlDb
@@ -538,6 +538,7 @@ _ADVICE = {
     "DNSLookupError": "host names do not resolve: is this machine online, and is its DNS (or dns_server in {conf}) working?",
     # Through a proxy, the proxy's own name is looked up by the HTTP client.
     "NameResolutionError": "the proxy's name does not resolve: is this machine online, and is its DNS working?",
+    "ProxyError (Connection refused)": "nothing listens at the address of the proxy in {conf}",
     "Connection refused": "nothing listens at the seeds' addresses",
     "blocked: outside url_allow/url_deny": "the seeds' redirects lead outside url_allow/url_deny in {conf}",
 }
@@ -552,7 +553,8 @@ def why_nothing_was_fetched(done: dict, conf: str) -> str:
     errors = crawl_counters(done, "error")
     cause, count = (errors or outcomes).most_common(1)[0]
     line = f"{cause} ({count} of {attempted} URLs)"
-    advice = [text.format(conf=conf) for key, text in _ADVICE.items() if key in cause]
+    # The first advice that fits: the more particular causes come first.
+    advice = [text.format(conf=conf) for key, text in _ADVICE.items() if key in cause][:1]
     return "; ".join([line, *advice])
 
 
@@ -687,9 +689,12 @@ def open_crawl(store: CrawlStore, args: argparse.Namespace, config: CrawlConfig,
                 f"{args.conf}: {'; '.join(changed)}: differs from the config of the crawl in {store.root}; "
                 "resume with the same config, or crawl into another --output")
         check_same_seeds(store, args.seeds, seeds)
+        # The same config but perhaps for the proxy's password, which
+        # crawl.json does not keep: a password changed since takes effect.
+        store.write_text(store.config_path, config.to_json() + "\n", private=True)
         return state
     store.make_root()
-    store.write_text(store.config_path, config.to_json() + "\n")
+    store.write_text(store.config_path, config.to_json() + "\n", private=True)
     start = args.now or datetime.now(timezone.utc)
     state = {
         "format": STATE_FORMAT,
@@ -731,7 +736,12 @@ def check_same_seeds(store: CrawlStore, seeds_path: str, seeds: list[str]) -> No
 
 
 def json_config(config: CrawlConfig) -> dict:
-    return json.loads(config.to_json())
+    """The config as crawl.json keeps it and messages show it: the proxy's
+    password masked.  Only config.json, which the jobs read, holds it."""
+    values = json.loads(config.to_json())
+    if values.get("proxy"):
+        values["proxy"] = redacted_proxy(values["proxy"])
+    return values
 
 
 def lock(store: CrawlStore, lock_path, what: str):

@@ -113,9 +113,16 @@ def assert_doc_schema(doc: dict) -> None:
 
 
 class LoopbackProxy:
-    """A minimal forward HTTP proxy on 127.0.0.1 that relays GETs to loopback hosts only."""
+    """A minimal forward HTTP proxy on 127.0.0.1 that relays GETs to loopback hosts only.
 
-    def __init__(self):
+    With `credentials` ("user:password", which may be changed while it
+    runs) it asks for them, as a proxy that needs a login does: a request
+    without them, or with others, is answered 407, and a CONNECT that has
+    them 502 (it tunnels nowhere).  It keeps every Proxy-Authorization it
+    was sent, and relays none."""
+
+    def __init__(self, credentials: str | None = None):
+        import base64
         import http.client
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -123,6 +130,8 @@ class LoopbackProxy:
 
         proxy = self
         self.seen: list[str] = []
+        self.authorizations: list[str | None] = []  # each request's Proxy-Authorization, None if it had none
+        self.credentials = credentials
 
         class Relay(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -133,7 +142,24 @@ class LoopbackProxy:
                 except OSError:  # the crawler hung up on a slow page: nothing to relay
                     pass
 
+            def authorized(self) -> bool:
+                given = self.headers.get("Proxy-Authorization")
+                proxy.authorizations.append(given)
+                if proxy.credentials is None or given == "Basic " + base64.b64encode(proxy.credentials.encode()).decode():
+                    return True
+                self.send_response(407, "Proxy Authentication Required")
+                self.send_header("Proxy-Authenticate", 'Basic realm="loopback"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return False
+
+            def do_CONNECT(self):
+                if self.authorized():
+                    self.send_error(502, "no tunnels")
+
             def do_GET(self):
+                if not self.authorized():
+                    return
                 target = urlsplit(self.path)
                 if not (target.hostname or "").startswith("127."):
                     self.send_error(403, "loopback targets only")
@@ -143,7 +169,7 @@ class LoopbackProxy:
 
             def relay(self, target):
                 upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=10)
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("proxy-connection", "connection")}
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("proxy-connection", "connection", "proxy-authorization")}
                 upstream.request("GET", target.path + (f"?{target.query}" if target.query else ""), headers=headers)
                 response = upstream.getresponse()
                 body = response.read()

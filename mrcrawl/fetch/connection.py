@@ -10,6 +10,7 @@ request exactly from this module (warc.request_message).
 """
 from __future__ import annotations
 
+import base64
 import http.client
 import io
 import re
@@ -26,7 +27,7 @@ from urllib3.exceptions import ProtocolError, TimeoutError as Urllib3TimeoutErro
 from urllib3.util import make_headers, parse_url
 from urllib3.util.wait import wait_for_read
 
-from mrcrawl.config import CrawlConfig
+from mrcrawl.config import CrawlConfig, proxy_address
 
 # The codings urllib3 can undo here (gzip and deflate, and br or zstd when
 # their packages are installed), as requests would advertise them.
@@ -396,6 +397,11 @@ class AnsweredConnectionPool(StrictHTTPConnectionPool):
     ConnectionCls = AnsweredConnection
 
 
+def basic_credentials(credentials: str) -> str:
+    """`user:password` as the Basic scheme's credentials (RFC 7617, in UTF-8)."""
+    return "Basic " + base64.b64encode(credentials.encode("utf-8")).decode("ascii")
+
+
 def open_connection(config: CrawlConfig, url: str, on_answer: Callable[[socket.socket], None],
                     address: str | None = None) -> StrictPool:
     """A pool of one kept-alive connection to `url`'s host at `address` (or
@@ -413,7 +419,13 @@ def open_connection(config: CrawlConfig, url: str, on_answer: Callable[[socket.s
         # The same certificate bundle requests would use.
         options.update(cert_reqs="CERT_REQUIRED", ca_certs=certifi.where())
     if config.proxy:
-        proxies = urllib3.ProxyManager(config.proxy, num_pools=1, **options)
+        # urllib3 sends no credentials from a proxy URL's user information,
+        # and its errors may quote the URL it was given: it is given the
+        # proxy's address alone, and the credentials as a header, which goes
+        # to the proxy only (with each plain-http request, and with CONNECT).
+        address, credentials = proxy_address(config.proxy)
+        headers = {"Proxy-Authorization": basic_credentials(credentials)} if credentials else None
+        proxies = urllib3.ProxyManager(address, num_pools=1, proxy_headers=headers, **options)
         proxies.pool_classes_by_scheme = {"http": StrictHTTPConnectionPool, "https": StrictHTTPSConnectionPool}
         return proxies.connection_from_url(url)
     if parts.scheme == "https":

@@ -73,8 +73,9 @@ class ClusterCrawlStore(CrawlStore):
     def read_text(self, path) -> str:
         return b"".join(self.fs.cat(path)).decode("utf-8")
 
-    def write_text(self, path, text: str) -> None:
+    def write_text(self, path, text: str, private: bool = False) -> None:
         # No rename on these filesystems: replace the file in two moves.
+        # (Who may read a private file there is the cluster's permissions' say.)
         # Only the driver writes these small files, one at a time.
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", suffix=".mrcrawl", delete=False) as local:
             local.write(text)

@@ -119,12 +119,16 @@ class CrawlStore:
     def read_text(self, path) -> str:
         return Path(path).read_text(encoding="utf-8")
 
-    def write_text(self, path, text: str) -> None:
-        """Replace a small file whole: readers see the old or the new one."""
+    def write_text(self, path, text: str, private: bool = False) -> None:
+        """Replace a small file whole: readers see the old or the new one.
+        A private file (one that may hold a secret) is readable by its owner only."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_name(path.name + ".tmp")
-        temporary.write_text(text, encoding="utf-8")
+        temporary.unlink(missing_ok=True)  # a leftover's mode would stay; and a link there is not followed
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if private else 0o666)
+        with open(descriptor, "w", encoding="utf-8") as written:
+            written.write(text)
         os.replace(temporary, path)
 
     def load_state(self) -> dict:
