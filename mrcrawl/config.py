@@ -196,6 +196,19 @@ def _proxy_url(value) -> bool:
     return value is None or (isinstance(value, str) and _parses(proxy_address, value))
 
 
+# A crawl's name is a directory's name (crawl/<name>, the default --output)
+# and begins the export files' names: one path component of letters, digits,
+# `_`, `.` and `-`, starting with a letter, digit or `_`, so never `.`, `..`,
+# absolute or with a `/`.
+_CRAWL_NAME = re.compile(r"\w[\w.-]{0,99}")
+_CRAWL_NAME_FORM = ("a name of 1 to 100 letters, digits, '_', '.' and '-', starting with a letter, digit or '_' "
+                    "(it names the crawl's directory, crawl/<name>)")
+
+
+def _crawl_name(value) -> bool:
+    return isinstance(value, str) and _CRAWL_NAME.fullmatch(value) is not None
+
+
 # A header value must be one line of printable ASCII: anything else would be
 # refused by the HTTP client on every request, or split the header.
 _HEADER_TEXT = re.compile(r"^[ -~]+$")
@@ -223,7 +236,7 @@ _CONTACT_FORM = "an http(s) URL or an e-mail address where site owners can reach
 # key -> (accepts the value?, what a valid value is).  Numbers given as
 # ints are accepted where floats are expected; bools are never numbers.
 _RULES = {
-    "name": (_non_empty_str, "a non-empty string"),
+    "name": (_crawl_name, _CRAWL_NAME_FORM),
     "language": (_non_empty_str, "a non-empty string (a language code such as zh)"),
     "user_agent": (_agent, "a non-empty string of printable ASCII on one line"),
     "contact": (_contact, _CONTACT_FORM),
@@ -322,6 +335,9 @@ def config_from_mapping(data: dict, source: str, default_name: str, environ: Map
     values = dict(data)
     values["revisit"] = _revisit_config(data.get("revisit") or {}, source)
     values["user_agent"] = _user_agent(values.pop("contact", None), values.get("user_agent"), source, environ)
+    if "name" not in data and not _crawl_name(default_name):
+        raise ConfigError(source, "name", f"the file's stem {default_name!r} is no crawl name; "
+                                          f"give the key name: {_CRAWL_NAME_FORM}")
     values.setdefault("name", default_name)
     for key in _FLOATS:
         if key in values:

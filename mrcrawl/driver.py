@@ -53,7 +53,8 @@ from mrcrawl.mr.dbconf import DbJobOptions
 from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.page.urls import UrlFilter, normalize_url
 from mrcrawl.store.cluster_store import ClusterCrawlStore, is_cluster_path
-from mrcrawl.store.crawl_store import CRAWL_STATE, STARTUP_LEFTOVERS, STATE_FORMAT, CrawlStore, pause_point
+from mrcrawl.store.crawl_store import (CRAWL_STATE, STARTUP_LEFTOVERS, STATE_FORMAT, CrawlStore, pause_point,
+                                       refused_link)
 from mrcrawl.store.records import FETCHED, NOT_MODIFIED, OUTCOMES, iso_utc
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr")
@@ -673,6 +674,14 @@ def check_directory(store: CrawlStore, resume: bool) -> None:
         raise UsageError(f"--output {store.root}: holds other files ({shown}…); give a new or empty directory")
 
 
+def refuse_links(store: CrawlStore, option: str) -> None:
+    """Refuse a crawl directory or crawl db that holds a symbolic link: what
+    the crawler writes there could land outside both (CrawlStore.links)."""
+    links = store.links()
+    if links:
+        raise UsageError(f"{option} {store.root}: {refused_link(links[0])}")
+
+
 def open_crawl(store: CrawlStore, args: argparse.Namespace, config: CrawlConfig, seeds: list[str], db: CrawlDb) -> dict:
     """Start the crawl in the store's directory, or reopen it for --resume
     (check_directory() has refused a directory that fits neither)."""
@@ -757,7 +766,8 @@ def lock(store: CrawlStore, lock_path, what: str):
         store.make_root()
     except (FileExistsError, NotADirectoryError):
         raise UsageError(f"{store.root}: exists and is not a directory; give the {what} a directory") from None
-    handle = open(lock_path, "w")
+    # Not truncated, and never through a link (refuse_links ran before).
+    handle = open(os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o666), "w")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -796,6 +806,7 @@ def main(argv: list[str] | None = None, resume_hint: str | None = None) -> int:
         seeds, skipped = read_seeds(args.seeds, UrlFilter(config.url_allow, config.url_deny))
         store = crawl_store(args, config)
         check_directory(store, args.resume)
+        refuse_links(store, "--output")
     except (UsageError, ConfigError) as error:
         print(str(error), file=sys.stderr)
         return EXIT_USAGE
@@ -806,6 +817,7 @@ def main(argv: list[str] | None = None, resume_hint: str | None = None) -> int:
         try:
             held.enter_context(lock(store, store.lock_path, "crawl directory"))
             db = crawl_db(db_of_run(store, args))
+            refuse_links(db.store, "--db")
             held.enter_context(lock(db.store, db.lock_path, "crawl db"))
             open_db(db)
             state = open_crawl(store, args, config, seeds, db)

@@ -39,7 +39,7 @@ def _is_str_list(value):
 
 # The config contract: key -> check of its value.  No other key is allowed.
 CONTRACT = {
-    "name": lambda v: isinstance(v, str) and v.strip() != "",
+    "name": lambda v: isinstance(v, str) and re.fullmatch(r"\w[\w.-]{0,99}", v) is not None,
     "language": lambda v: isinstance(v, str) and v.strip() != "",
     "user_agent": lambda v: isinstance(v, str) and v.strip() != "",
     "contact": lambda v: isinstance(v, str) and v.strip() != "",

@@ -70,6 +70,9 @@ class ClusterCrawlStore(CrawlStore):
             return None
         return {posixpath.relpath(path, self.root).split("/", 1)[0] for path in self.fs.ls(self.root)}
 
+    def links(self) -> list:
+        return []  # HDFS and S3 have no symbolic links
+
     def read_text(self, path) -> str:
         return b"".join(self.fs.cat(path)).decode("utf-8")
 

@@ -47,6 +47,12 @@ def pause_point(point: str) -> None:
         os.kill(os.getpid(), signal.SIGSTOP)
 
 
+def refused_link(link: Path) -> str:
+    """Why a directory holding `link` (of CrawlStore.links()) is refused."""
+    return (f"{link} is a symbolic link (to {os.readlink(link)}); the crawler writes only inside its crawl "
+            "directory and crawl db, and follows no link out of them: replace the link with what it points to")
+
+
 class CrawlStore:
     """A crawl directory on local disk."""
 
@@ -113,6 +119,16 @@ class CrawlStore:
         if not self.root.is_dir():
             raise NotADirectoryError(str(self.root))
         return {path.name for path in self.root.iterdir()}
+
+    def links(self) -> list[Path]:
+        """The symbolic links anywhere in the directory, which the crawler
+        refuses: a write through one could land outside the directory."""
+        found = []
+        if self.root.is_dir():
+            # os.walk enters no linked directory: it lists it among the names.
+            for directory, subdirectories, files in os.walk(self.root):
+                found += [Path(directory, name) for name in subdirectories + files if Path(directory, name).is_symlink()]
+        return sorted(found)
 
     # ---- small files -------------------------------------------------------
 
