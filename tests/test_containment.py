@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -240,7 +241,6 @@ def planted_link(root: Path, name: str, target_directory: Path) -> Path:
     else:
         target.write_text("kept")
     if link.is_dir() and not link.is_symlink():
-        import shutil
         shutil.rmtree(link)
     elif link.exists():
         link.unlink()
