@@ -108,8 +108,12 @@ class FaultServer:
     Use as a context manager, or start()/stop()."""
 
     def __init__(self, address: str = "127.0.0.1", *, drip_interval: float = 0.2, drip_for: float = 10.0,
-                 answers_not_http: bool = True, robots_txt: str | None = None):
+                 answers_not_http: bool = True, robots_txt: str | None = None, plain_page: bytes = PLAIN_PAGE):
         self.address = address
+        # The page the faults that are answered whole send (HTTP/1.0, the mended
+        # header lines, Early Hints): servers beside each other in one crawl
+        # give each a page of its own, so that none is another's duplicate.
+        self.plain_page = plain_page
         # The fault /robots.txt answers with (one of the paths above), so that a
         # crawler that reads robots.txt meets it first; by default a 404.
         self.robots_txt = robots_txt
@@ -254,7 +258,7 @@ class FaultServer:
             connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
                                b"zz\r\n<html><body><p>after a chunk size that is no number</p>\r\n0\r\n\r\n")
         elif path == HTTP_10:
-            connection.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n" + PLAIN_PAGE)
+            connection.sendall(b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n" + self.plain_page)
         elif path == NO_STATUS_LINE:
             connection.sendall(ONE_LINE_PAGE)
         elif path in (GZIP_BOMB, DEFLATE_BOMB, MANY_HEADERS, MANY_LINES_WITHOUT_COLON, LONG_HEADER):
@@ -262,15 +266,16 @@ class FaultServer:
         elif path == LYING_ENCODING:
             connection.sendall(_ok(PLAIN_PAGE, b"Content-Encoding: gzip\r\n"))
         elif path == LINE_WITHOUT_COLON:
-            body = gzip.compress(PLAIN_PAGE)
+            body = gzip.compress(self.plain_page)
             connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nthis line has no colon\r\n"
                                b"Transfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n\r\n"
                                b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
         elif path == SPACE_BEFORE_COLON:
             connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type : text/html\r\n"
-                               b"Content-Length: %d\r\n\r\n%s" % (len(PLAIN_PAGE), PLAIN_PAGE))
+                               b"Content-Length: %d\r\n\r\n%s" % (len(self.plain_page), self.plain_page))
         elif path == EARLY_HINTS:
-            connection.sendall(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n" + _ok(PLAIN_PAGE))
+            connection.sendall(b"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n"
+                               + _ok(self.plain_page))
         elif path == HUGE_LENGTH:
             connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
                                b"Content-Length: %d\r\n\r\n%s" % (HUGE_LENGTH_BYTES, PLAIN_PAGE))
