@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import http.server
 import json
+import subprocess
 import sys
 import time
 import tracemalloc
 from collections import defaultdict
+from datetime import datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import yaml
 from lxml import etree
@@ -268,3 +271,131 @@ def fetch_urls_measured(urls: list[str], **options) -> tuple[list[dict], float, 
         return docs, seconds, tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+
+
+# ---- a whole crawl of fault servers beside the test web ---------------------
+
+_MEASURED_CRAWL = """
+import resource, sys
+from mrcrawl import driver
+status = driver.main(sys.argv[1:])
+print("peak-rss-kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+sys.exit(status)
+"""
+
+# An ordinary host's share of a layer may take this much longer beside
+# the faults: scheduling noise, not a fault holding a thread.
+PACE_FACTOR, PACE_SLACK = 1.5, 1.5
+
+
+class CrawlBeside(SimpleNamespace):
+    def __repr__(self) -> str:  # pytest prints the fixture with a failure: not its megabytes
+        return f"<the crawl beside the test web in {self.output}>"
+
+
+def measured_crawl(seeds: Path, conf: Path, output: Path, depth: int) -> tuple[int, float]:
+    """Crawl (inline runner, WARC export) in a process of its own: its peak
+    RSS in bytes, and the seconds it took."""
+    command = driver_command(seeds, conf, output, depth, "--runner", "inline", "--export", "warc")
+    started = time.monotonic()
+    finished = subprocess.run([sys.executable, "-c", _MEASURED_CRAWL, *command[3:]], capture_output=True,
+                              text=True, timeout=600)
+    seconds = time.monotonic() - started
+    assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]
+    line = [line for line in finished.stdout.splitlines() if line.startswith("peak-rss-kib")][-1]
+    return int(line.split()[1]) * 1024, seconds
+
+
+def write_config(directory: Path, config: dict, seeds: list[str]) -> tuple[Path, Path]:
+    directory.mkdir()
+    conf = directory / "crawl.yaml"
+    conf.write_text(yaml.safe_dump(config), encoding="utf-8")
+    seed_file = directory / "seeds.txt"
+    seed_file.write_text("\n".join(seeds) + "\n", encoding="utf-8")
+    return seed_file, conf
+
+
+def crawl_alone_then_beside(directory: Path, web_server, config: dict, seeds_beside: list[str], depth: int,
+                            servers_beside) -> CrawlBeside:
+    """The test web crawled alone, then with `servers_beside` (whose URLs
+    `seeds_beside` are) next to it, by the real driver in a process of its
+    own each time; what both crawls recorded, and what the servers saw."""
+    from test_export import read_warc_files
+
+    seeds, conf = write_config(directory / "alone", config, web_server.seeds)
+    baseline_rss, baseline_seconds = measured_crawl(seeds, conf, directory / "alone" / "crawl", depth)
+    web_server.wait_idle()
+    baseline_log = web_server.log
+    web_server.clear_log()
+    web_server.reset_flaky()
+    seeds, conf = write_config(directory / "beside", config, [*web_server.seeds, *seeds_beside])
+    output = directory / "beside" / "crawl"
+    rss, seconds = measured_crawl(seeds, conf, output, depth)
+    web_server.wait_idle()
+    for server in servers_beside:
+        server.wait_idle()
+    return CrawlBeside(
+        web=web_server.web, web_seeds=web_server.seeds, config=config, depth=depth, output=output,
+        docs=crawl_docs(output), baseline=directory / "alone" / "crawl", baseline_log=baseline_log,
+        log=web_server.log, baseline_rss=baseline_rss, rss=rss, baseline_seconds=baseline_seconds,
+        seconds=seconds, xml=xml_documents(output), warc=read_warc_files(output / "warc"),
+    )
+
+
+def xml_documents(output: Path) -> dict[str, str]:
+    """The XML line of each page of a crawl's xml/<start>/ store, by URL, as stored."""
+    documents = {}
+    for directory in (output / "xml").iterdir():
+        for part in sorted(directory.glob("part-*")):
+            for line in part.read_text(encoding="utf-8").splitlines():
+                url, document = line.split("\t", 1)
+                assert url not in documents
+                documents[url] = document
+    return documents
+
+
+def warc_records_for(warc: dict[str, list], url: str) -> dict[str, list]:
+    """The WARC records whose target is `url`, by record type."""
+    by_type = defaultdict(list)
+    for records in warc.values():
+        for record in records:
+            if record.headers.get_header("WARC-Target-URI") == url:
+                by_type[record.type].append(record)
+    return by_type
+
+
+def assert_crawled_as_alone(crawled: CrawlBeside, origins_beside: tuple[str, ...]) -> None:
+    """The test web's pages, beside the other servers, are those it has alone,
+    fetched politely and at the pace they were fetched alone."""
+    from mrcrawl.testweb import expected_layers_for_config
+
+    web, config = crawled.web, crawled.config
+    expected = expected_layers_for_config(web, config, crawled.web_seeds, depth=crawled.depth)
+    for layer, oracle in enumerate(expected):
+        ordinary = {triple for triple in layer_triples(crawled.output, layer)
+                    if not triple[0].startswith(origins_beside)}
+        assert ordinary == oracle, f"layer {layer}"
+    assert politeness_violations(crawled.log, web, config) == []
+    # Pace: each host's requests of each layer took about as long as they did
+    # when the test web was crawled alone.
+    alone = host_layer_spans(crawled.baseline_log, crawl_docs(crawled.baseline))
+    beside = host_layer_spans(crawled.log, crawled.docs)
+    assert set(beside) == set(alone)
+    for key, (count, span) in beside.items():
+        alone_count, alone_span = alone[key]
+        assert count == alone_count, key
+        assert span <= PACE_FACTOR * alone_span + PACE_SLACK, (key, span, alone_span)
+
+
+def host_layer_spans(log, docs) -> dict[tuple[str, int], tuple[int, float]]:
+    """(address, layer) -> (requests, seconds from the first's start to the
+    last's end).  A request belongs to the layer of the record fetched
+    nearest in time: layers are seconds apart, their requests are not."""
+    moments = sorted((datetime.fromisoformat(doc["fetched_at"].replace("Z", "+00:00")).timestamp(), doc["layer"])
+                     for doc in docs)
+    by_key = defaultdict(list)
+    for entry in log:
+        layer = min(moments, key=lambda moment: abs(moment[0] - entry.start_wall))[1]
+        by_key[entry.address, layer].append(entry)
+    return {key: (len(entries), max(e.end for e in entries) - min(e.start for e in entries))
+            for key, entries in by_key.items()}

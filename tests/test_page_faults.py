@@ -21,27 +21,22 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections import Counter, defaultdict
-from datetime import datetime
-from pathlib import Path
-from types import SimpleNamespace
+from collections import Counter
 
 import pytest
-import yaml
 from lxml import etree
 
-from crawl_support import crawl_docs, db_records, driver_command, layer_triples, politeness_violations, read_records
+from crawl_support import assert_crawled_as_alone, crawl_alone_then_beside, db_records, read_records, warc_records_for
 from mrcrawl.page.charset import decode_page
 from mrcrawl.page.links import MAX_OUTLINKS
 from mrcrawl.store.records import FETCHED, body_bytes, payload_digest
-from mrcrawl.testweb import expected_layers_for_config, start_test_web
+from mrcrawl.testweb import start_test_web
 from mrcrawl.testweb.pagefaults import (
     AFTER_NEST, BASE_DATA, BASE_FTP, BASE_JAVASCRIPT, BASE_TARGET, CHAIN, HOME, MANY_LINK_COUNT, MANY_LINKS,
     NESTED, NESTED_MARKED, NUL_BYTES, ONE_LINE, ONE_LINE_BYTES, REFRESH_A, REFRESH_B, REFRESH_SELF,
     UNKNOWN_LABEL_CODEC, UNKNOWN_LABEL_TEXT, UNKNOWN_LABELS, PageFaultServer, charset_labels, charset_path,
     unknown_label_path,
 )
-from test_export import read_warc_files
 
 DEPTH = 4  # layers 0-3: the refresh loop's pages on 1 and 2, MANY_LINKS on 3
 MAX_PAGE_BYTES = 2 * 1024 * 1024  # the default: the nests and the links fit whole, the 10 MB line does not
@@ -56,17 +51,6 @@ STAGE_RSS = 40 * MAX_PAGE_BYTES + 32 * 1024 * 1024
 # Their wall time on one page: measured under 2 s on the 100,000 nested
 # elements; ten times that before anything else in a task is held up.
 STAGE_SECONDS = 20.0
-# An ordinary host's share of a layer may take this much longer beside
-# the fault pages: scheduling noise, not a fault page holding a thread.
-PACE_FACTOR, PACE_SLACK = 1.5, 1.5
-
-_MEASURED_CRAWL = """
-import resource, sys
-from mrcrawl import driver
-status = driver.main(sys.argv[1:])
-print("peak-rss-kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-sys.exit(status)
-"""
 
 _MEASURED_STAGES = """
 import json, sys, time
@@ -97,67 +81,18 @@ print(json.dumps({"rss_growth": status("VmHWM") - before, "seconds": seconds, "l
 """
 
 
-def measured_crawl(seeds: Path, conf: Path, output: Path) -> int:
-    """Crawl in a process of its own; its peak RSS in bytes."""
-    command = driver_command(seeds, conf, output, DEPTH, "--runner", "inline", "--export", "warc")
-    finished = subprocess.run([sys.executable, "-c", _MEASURED_CRAWL, *command[3:]], capture_output=True,
-                              text=True, timeout=600)
-    assert finished.returncode == 0, finished.stdout[-3000:] + finished.stderr[-3000:]
-    line = [line for line in finished.stdout.splitlines() if line.startswith("peak-rss-kib")][-1]
-    return int(line.split()[1]) * 1024
-
-
-def write_config(directory: Path, config: dict, seeds: list[str]) -> tuple[Path, Path]:
-    directory.mkdir()
-    conf = directory / "pagefaults.yaml"
-    conf.write_text(yaml.safe_dump(config), encoding="utf-8")
-    seed_file = directory / "seeds.txt"
-    seed_file.write_text("\n".join(seeds) + "\n", encoding="utf-8")
-    return seed_file, conf
-
-
-class Crawl(SimpleNamespace):
-    def __repr__(self) -> str:  # pytest prints the fixture with a failure: not its megabytes
-        return f"<the page-fault crawl in {self.output}>"
-
-
 @pytest.fixture(scope="module")
 def crawled(tmp_path_factory):
     """The test web crawled alone, then with the fault pages beside it."""
     directory = tmp_path_factory.mktemp("pagefaults")
     with start_test_web(seed=1) as web_server, PageFaultServer() as faults:
-        web = web_server.web
-        config = web.crawl_config(max_page_bytes=MAX_PAGE_BYTES, url_allow=[web.url_allow, faults.url_allow])
-        seeds, conf = write_config(directory / "alone", config, web_server.seeds)
-        baseline_rss = measured_crawl(seeds, conf, directory / "alone" / "crawl")
-        web_server.wait_idle()
-        baseline_log = web_server.log
-        web_server.clear_log()
-        web_server.reset_flaky()
-        seeds, conf = write_config(directory / "beside", config, [*web_server.seeds, faults.url(HOME)])
-        output = directory / "beside" / "crawl"
-        rss = measured_crawl(seeds, conf, output)
-        web_server.wait_idle()
-        faults.wait_idle()
-        docs = crawl_docs(output)
-        return Crawl(
-            web=web, web_seeds=web_server.seeds, faults=faults, config=config, output=output, docs=docs,
-            baseline=directory / "alone" / "crawl", baseline_log=baseline_log, log=web_server.log,
-            fault_log=faults.log, baseline_rss=baseline_rss, rss=rss,
-            outs={url: out for layer in range(DEPTH) for url, out in read_records(output / "out" / str(layer))},
-            xml=xml_documents(output), warc=read_warc_files(output / "warc"),
-        )
-
-
-def xml_documents(output: Path) -> dict[str, str]:
-    documents = {}
-    for directory in (output / "xml").iterdir():
-        for part in sorted(directory.glob("part-*")):
-            for line in part.read_text(encoding="utf-8").splitlines():
-                url, document = line.split("\t", 1)
-                assert url not in documents
-                documents[url] = document
-    return documents
+        config = web_server.web.crawl_config(max_page_bytes=MAX_PAGE_BYTES,
+                                             url_allow=[web_server.web.url_allow, faults.url_allow])
+        crawled = crawl_alone_then_beside(directory, web_server, config, [faults.url(HOME)], DEPTH, [faults])
+        output = crawled.output
+        crawled.faults, crawled.fault_log = faults, faults.log
+        crawled.outs = {url: out for layer in range(DEPTH) for url, out in read_records(output / "out" / str(layer))}
+        return crawled
 
 
 def fault_docs(crawled, path: str) -> list[dict]:
@@ -184,15 +119,6 @@ def links_of(crawled, path: str) -> list[str]:
     return crawled.outs[crawled.faults.url(path)]["outlinks"]
 
 
-def warc_records(crawled, path: str) -> dict[str, list]:
-    by_type = defaultdict(list)
-    for records in crawled.warc.values():
-        for record in records:
-            if record.headers.get_header("WARC-Target-URI") == crawled.faults.url(path):
-                by_type[record.type].append(record)
-    return by_type
-
-
 # ---- every case -------------------------------------------------------------
 
 
@@ -206,7 +132,7 @@ def test_every_fault_page_is_one_fetched_record_its_xml_and_its_warc_records(cra
         page_xml = the_xml(crawled, path)
         assert page_xml.get("url") == crawled.faults.url(path)
         assert page_xml.get("digest") == payload_digest(sent)
-        records = warc_records(crawled, path)
+        records = warc_records_for(crawled.warc, crawled.faults.url(path))
         assert [len(records[kind]) for kind in ("request", "response", "metadata")] == [1, 1, 1], path
         response, = records["response"]
         assert response.digests_passed is True, path
@@ -244,36 +170,7 @@ def test_the_page_stages_on_one_page_are_bounded(crawled, tmp_path, path):
 
 
 def test_the_ordinary_web_is_crawled_as_without_the_fault_pages(crawled):
-    web, config = crawled.web, crawled.config
-    expected = expected_layers_for_config(web, config, crawled.web_seeds, depth=DEPTH)
-    fault_origin = crawled.faults.origin
-    for layer, oracle in enumerate(expected):
-        ordinary = {triple for triple in layer_triples(crawled.output, layer) if not triple[0].startswith(fault_origin)}
-        assert ordinary == oracle, f"layer {layer}"
-    assert politeness_violations(crawled.log, web, config) == []
-    # Pace: each host's requests of each layer took about as long as they did
-    # when the test web was crawled alone.
-    alone = host_layer_spans(crawled.baseline_log, crawl_docs(crawled.baseline))
-    beside = host_layer_spans(crawled.log, crawled.docs)
-    assert set(beside) == set(alone)
-    for key, (count, span) in beside.items():
-        alone_count, alone_span = alone[key]
-        assert count == alone_count, key
-        assert span <= PACE_FACTOR * alone_span + PACE_SLACK, (key, span, alone_span)
-
-
-def host_layer_spans(log, docs) -> dict[tuple[str, int], tuple[int, float]]:
-    """(address, layer) -> (requests, seconds from the first's start to the
-    last's end).  A request belongs to the layer of the record fetched
-    nearest in time: layers are seconds apart, their requests are not."""
-    moments = sorted((datetime.fromisoformat(doc["fetched_at"].replace("Z", "+00:00")).timestamp(), doc["layer"])
-                     for doc in docs)
-    by_key = defaultdict(list)
-    for entry in log:
-        layer = min(moments, key=lambda moment: abs(moment[0] - entry.start_wall))[1]
-        by_key[entry.address, layer].append(entry)
-    return {key: (len(entries), max(e.end for e in entries) - min(e.start for e in entries))
-            for key, entries in by_key.items()}
+    assert_crawled_as_alone(crawled, (crawled.faults.origin,))
 
 
 # ---- the cases, one by one --------------------------------------------------
