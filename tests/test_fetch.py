@@ -41,6 +41,8 @@ from mrcrawl.testweb.faults import (
     NO_STATUS_LINE,
     PLAIN_PAGE,
     RESET_BEFORE_STATUS,
+    RESET_IN_BODY,
+    RESET_IN_HEADERS,
     SHORT_BODY,
     SPACE_BEFORE_COLON,
     SHORT_BODY_LENGTH,
@@ -48,6 +50,7 @@ from mrcrawl.testweb.faults import (
     SILENT,
     FaultServer,
     large_answer,
+    unanswered_port,
 )
 from mrcrawl.testweb.server import TestWebServer
 
@@ -146,6 +149,8 @@ def test_a_body_still_arriving_holds_up_no_other_host(tmp_path):
 
 # -- transport faults: an answer ends within its bounds, and a broken one is an error --
 
+# Well within the default timeout of 10 s: what a fault that ends "at once" takes.
+AT_ONCE = 2.0
 THROUGH_PROXY = pytest.mark.parametrize("through_proxy", [False, True], ids=["direct", "through a proxy"])
 
 
@@ -207,6 +212,9 @@ def test_an_answer_that_drips_ends_at_the_whole_response_time_limit(fault, error
     pytest.param(CLOSED_BEFORE_STATUS, "RemoteDisconnected('Remote end closed connection without response')",
                  id="closed before the status line"),
     pytest.param(RESET_BEFORE_STATUS, "ConnectionResetError(", id="reset before the status line"),
+    pytest.param(RESET_IN_HEADERS, "ConnectionResetError(", id="reset inside the header block"),
+    pytest.param(RESET_IN_BODY, "ProtocolError while reading the body: (\"Connection broken: ConnectionResetError(",
+                 id="reset inside the body"),
     pytest.param(SHORT_BODY, f"IncompleteRead({len(SHORT_BODY_SENT)} bytes read, "
                              f"{SHORT_BODY_LENGTH - len(SHORT_BODY_SENT)} more expected)", id="body short of its length"),
     pytest.param(CHUNKED_CUT_OFF, "ProtocolError while reading the body: Response ended prematurely",
@@ -214,8 +222,17 @@ def test_an_answer_that_drips_ends_at_the_whole_response_time_limit(fault, error
 ])
 def test_an_answer_cut_off_is_a_network_error_that_names_the_fault(fault, names_the_fault, through_proxy):
     with FaultServer() as server:
-        doc, _ = fetch_alone(server.url(fault), proxy=server.origin if through_proxy else None)
+        doc, seconds = fetch_alone(server.url(fault), proxy=server.origin if through_proxy else None)
     assert_network_error(doc, names_the_fault)
+    assert seconds < AT_ONCE
+
+
+def test_a_refused_connection_is_a_network_error_at_once():
+    address = "127.0.0.1"
+    doc, seconds = fetch_alone(f"http://{address}:{unanswered_port(address)}/page.html")
+    assert_network_error(doc, "NewConnectionError: ")
+    assert doc["error"].endswith("Failed to establish a new connection: [Errno 111] Connection refused")
+    assert seconds < AT_ONCE
 
 
 @THROUGH_PROXY

@@ -38,8 +38,8 @@ from mrcrawl.testweb.faults import (
     DRIP_BODY, DRIP_HEADERS, EARLY_HINTS, ENDLESS_BODY, ENDLESS_BURST, GZIP_BOMB, HEADERS_CUT_OFF, HTTP_10,
     HUGE_LENGTH, HUGE_LENGTH_BYTES, LINE_WITHOUT_COLON, LONG_BODY, LONG_BODY_LONG_STRAY, LONG_BODY_PAGE,
     LONG_HEADER, LYING_ENCODING, MANY_HEADERS, MANY_LINES_WITHOUT_COLON, NO_STATUS_LINE, NOT_HTTP, PLAIN_PAGE,
-    RESET_BEFORE_STATUS, SHORT_BODY, SHORT_BODY_LENGTH, SHORT_BODY_SENT, SILENT, SPACE_BEFORE_COLON, FaultServer,
-    large_answer,
+    RESET_BEFORE_STATUS, RESET_IN_BODY, RESET_IN_HEADERS, SHORT_BODY, SHORT_BODY_LENGTH, SHORT_BODY_SENT, SILENT,
+    SPACE_BEFORE_COLON, FaultServer, large_answer,
 )
 
 DEPTH = 2  # a fault URL that failed on layer 0 must not be asked for again on layer 1
@@ -77,6 +77,7 @@ class Case:
     server: dict = field(default_factory=dict)  # FaultServer options
     scheme: str = "http"
     also: tuple[str, ...] = ()  # paths requested after it on its host
+    listens: bool = True  # False: its server's port refuses connections
 
 
 def whole_response_limit(while_reading: str) -> str:
@@ -91,6 +92,11 @@ CASES = {
     "closed before the status line": Case(CLOSED_BEFORE_STATUS, NETWORK_ERROR,
                                           "RemoteDisconnected('Remote end closed connection without response')"),
     "reset before the status line": Case(RESET_BEFORE_STATUS, NETWORK_ERROR, "ConnectionResetError("),
+    "reset inside the header block": Case(RESET_IN_HEADERS, NETWORK_ERROR, "ConnectionResetError("),
+    "reset inside the body": Case(RESET_IN_BODY, NETWORK_ERROR, "ProtocolError while reading the body: "
+                                  "(\"Connection broken: ConnectionResetError("),
+    "connection refused": Case("/any-page.html", ROBOTS_DENIED, "robots.txt unreachable (NewConnectionError: ",
+                               listens=False),
     "body short of its length": Case(SHORT_BODY, NETWORK_ERROR, f"IncompleteRead({len(SHORT_BODY_SENT)} bytes read, "
                                      f"{SHORT_BODY_LENGTH - len(SHORT_BODY_SENT)} more expected)"),
     "chunked without its last chunk": Case(CHUNKED_CUT_OFF, NETWORK_ERROR,
@@ -147,8 +153,10 @@ class FaultCrawl:
             self.servers[name] = FaultServer(address, plain_page=plain_page(address), **case.server)
 
     def __enter__(self) -> FaultCrawl:
-        for server in self.servers.values():
+        for name, server in self.servers.items():
             server.start()
+            if not CASES[name].listens:
+                server.stop()  # its port now refuses connections
         return self
 
     def __exit__(self, *exc) -> None:
@@ -284,14 +292,18 @@ def test_a_fault_that_fails_is_one_record_that_names_it_and_nothing_archived(cra
         assert doc["attempts"] == RETRIES + 1
         assert requests == Counter({case.path: RETRIES + 1, "/robots.txt": 1}), name
     else:
-        # https:// to a plain port: robots.txt's request meets the fault
-        # first, is retried like a page's, and the page is never requested.
+        # https:// to a plain port, or a port that refuses connections:
+        # robots.txt's request meets the fault first, is retried like a
+        # page's, and the page is never requested.
         assert doc["attempts"] == 0 and doc["error"].startswith(f"{url}: ")
-        assert requests == Counter({NOT_HTTP: RETRIES + 1}), name
+        assert requests == (Counter({NOT_HTTP: RETRIES + 1}) if case.listens else Counter()), name
 
 
 def test_every_request_to_a_fault_ends_within_the_config_s_bounds(crawled):
     for name, log in crawled.fault_logs.items():
+        if not CASES[name].listens:
+            assert not log, name
+            continue
         assert log, name
         for entry in log:
             assert entry.end - entry.start <= LIMIT + MARGIN, (name, entry.path, entry.end - entry.start)

@@ -4,14 +4,15 @@ TestWebServer's pages are well-formed HTTP, which is all http.server can
 send.  A FaultServer answers from a raw socket instead, with the fault its
 request's path names (FAULTS): an answer that drips a byte at a time, a
 connection closed or reset before the status line or inside the header
-block, a body shorter or longer than its Content-Length, a chunked body
-without its last chunk or with a chunk size that is no number, a body that
-never ends, a server that never answers, an answer without a status line, a
-Content-Encoding that lies or a decompression bomb, too many headers or one
-too long, header lines a browser mends (one with no colon, a space before
-the colon) and an interim 103 answer before the page.  It serves one loopback address, one request per connection (but
-for LONG_BODY's, which stays open for a second request), and logs every
-request.
+block, a connection reset inside the body, a body shorter or longer than its
+Content-Length, a chunked body without its last chunk or with a chunk size
+that is no number, a body that never ends, a server that never answers, an
+answer without a status line, a Content-Encoding that lies or a
+decompression bomb, too many headers or one too long, header lines a browser
+mends (one with no colon, a space before the colon) and an interim 103
+answer before the page.  It serves one loopback address, one request per
+connection (but for LONG_BODY's, which stays open for a second request), and
+logs every request.
 
     with FaultServer() as server:
         fetch(server.url(DRIP_BODY))
@@ -42,6 +43,8 @@ DRIP_BODY = "/drip-body"  # the whole header block, then one body byte at a time
 HEADERS_CUT_OFF = "/headers-cut-off"  # a status line and a header, then the connection closes
 CLOSED_BEFORE_STATUS = "/closed-before-status"  # the connection closes before a byte is sent
 RESET_BEFORE_STATUS = "/reset-before-status"  # the connection is reset before a byte is sent
+RESET_IN_HEADERS = "/reset-in-headers"  # a status line and a header, then the connection is reset
+RESET_IN_BODY = "/reset-in-body"  # the header block and a part of the body, then the connection is reset
 SHORT_BODY = "/short-body"  # Content-Length says more than is sent before the close
 CHUNKED_CUT_OFF = "/chunked-cut-off"  # a chunk, then the close, without the last (empty) chunk
 SILENT = "/silent"  # the request is read, and nothing is ever sent
@@ -88,6 +91,9 @@ HUGE_LENGTH_BYTES = 10 * 1024 ** 3
 # How long a connection may take to send its request, and how much of it is read.
 REQUEST_TIMEOUT = 5.0
 MAX_REQUEST_BYTES = 64 * 1024
+
+# How long a reset inside an answer waits after the bytes before it.
+RESET_AFTER = 0.2
 
 # How often the accept loop looks whether the server is stopping.
 POLL_INTERVAL = 0.05
@@ -284,8 +290,15 @@ class FaultServer:
                 return self._drip(connection, b"")
             connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
         elif path == RESET_BEFORE_STATUS:
-            # Closing with a zero linger time sends RST instead of FIN.
-            connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            _reset_on_close(connection)
+        elif path in (RESET_IN_HEADERS, RESET_IN_BODY):
+            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" if path == RESET_IN_HEADERS else
+                               b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n%s"
+                               % (SHORT_BODY_LENGTH, SHORT_BODY_SENT))
+            # A reset makes the client's system drop what the client has not
+            # read yet: the bytes sent are given time to be read first.
+            _client_left(connection, RESET_AFTER)
+            _reset_on_close(connection)
         elif path != CLOSED_BEFORE_STATUS:
             connection.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
         return False
@@ -302,6 +315,19 @@ class FaultServer:
             except OSError:
                 return True
         return False
+
+
+def unanswered_port(address: str) -> int:
+    """A port of `address` that refuses connections: one the system gave,
+    closed again (nothing else on a loopback address of its own takes it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((address, 0))
+        return probe.getsockname()[1]
+
+
+def _reset_on_close(connection: socket.socket) -> None:
+    """Make closing `connection` send RST instead of FIN (a zero linger time)."""
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 
 def _ok(body: bytes, headers: bytes = b"") -> bytes:
