@@ -53,8 +53,7 @@ from mrcrawl.mr.dbconf import DbJobOptions
 from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.page.urls import UrlFilter, normalize_url
 from mrcrawl.store.cluster_store import ClusterCrawlStore, is_cluster_path
-from mrcrawl.store.crawl_store import (CRAWL_STATE, STARTUP_LEFTOVERS, STATE_FORMAT, CrawlStore, pause_point,
-                                       refused_link)
+from mrcrawl.store.crawl_store import CRAWL_STATE, STARTUP_LEFTOVERS, STATE_FORMAT, CrawlStore, pause_point
 from mrcrawl.store.records import FETCHED, NOT_MODIFIED, OUTCOMES, iso_utc
 
 RUNNERS = ("inline", "local", "spark", "hadoop", "emr")
@@ -677,9 +676,9 @@ def check_directory(store: CrawlStore, resume: bool) -> None:
 def refuse_links(store: CrawlStore, option: str) -> None:
     """Refuse a crawl directory or crawl db that holds a symbolic link: what
     the crawler writes there could land outside both (CrawlStore.links)."""
-    links = store.links()
-    if links:
-        raise UsageError(f"{option} {store.root}: {refused_link(links[0])}")
+    refusal = store.link_refusal()
+    if refusal:
+        raise UsageError(f"{option} {refusal}")
 
 
 def open_crawl(store: CrawlStore, args: argparse.Namespace, config: CrawlConfig, seeds: list[str], db: CrawlDb) -> dict:

@@ -181,18 +181,30 @@ def test_a_crawl_writes_only_in_its_directory_and_db_and_reads_no_file_its_seeds
     assert all(SECRET_TEXT not in json.dumps(doc) for doc in docs)
 
 
+def write_seeds(tmp_path: Path, file_links) -> Path:
+    """A seed file of the file-links site."""
+    site, _ = file_links
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(site + "\n")
+    return seeds
+
+
+def refusal(run) -> str:
+    """The one line a run refused as a usage error (exit 2) printed."""
+    assert run.result.returncode == EXIT_USAGE, run.result.stderr
+    [line] = run.result.stderr.strip().splitlines()
+    return line
+
+
 @pytest.mark.parametrize("name", ["../../outside", "/tmp/absolute", "a/b", "a\0b", "", ".", "..", " ", "-x", "a\nb",
                                   "x" * 101])
 def test_a_crawl_name_that_is_no_plain_directory_name_is_refused_and_nothing_is_written(tmp_path, file_links, name):
-    site, _ = file_links
     work = tmp_path / "work" / "here"
     work.mkdir(parents=True)
-    seeds = tmp_path / "seeds.txt"
-    seeds.write_text(site + "\n")
+    seeds = write_seeds(tmp_path, file_links)
     conf = write_config(tmp_path, name=name)
     run = Audited(tmp_path, [str(seeds), "--depth", "1", "--conf", str(conf)], cwd=work)
-    assert run.result.returncode == EXIT_USAGE
-    [line] = run.result.stderr.strip().splitlines()
+    line = refusal(run)
     assert line.startswith(f"{conf}: name: must be a name of 1 to 100 letters, digits")
     assert run.writes() == []
     assert list(work.iterdir()) == [] and sorted(path.name for path in tmp_path.iterdir()) == [
@@ -201,21 +213,16 @@ def test_a_crawl_name_that_is_no_plain_directory_name_is_refused_and_nothing_is_
 
 @pytest.mark.parametrize("stem", ["..", "my crawl", "-"])
 def test_a_config_file_whose_stem_is_no_crawl_name_must_give_one(tmp_path, file_links, stem):
-    site, _ = file_links
-    seeds = tmp_path / "seeds.txt"
-    seeds.write_text(site + "\n")
+    seeds = write_seeds(tmp_path, file_links)
     conf = write_config(tmp_path).rename(tmp_path / f"{stem}.yaml")
     run = Audited(tmp_path, [str(seeds), "--depth", "1", "--conf", str(conf)], cwd=tmp_path)
-    assert run.result.returncode == EXIT_USAGE
-    [line] = run.result.stderr.strip().splitlines()
+    line = refusal(run)
     assert f"name: the file's stem {Path(conf).stem!r} is no crawl name; give the key name" in line
     assert run.writes() == []
 
 
 def test_any_letters_make_a_crawl_name(tmp_path, file_links):
-    site, _ = file_links
-    seeds = tmp_path / "seeds.txt"
-    seeds.write_text(site + "\n")
+    seeds = write_seeds(tmp_path, file_links)
     conf = write_config(tmp_path, name="新闻_zh.2026")
     run = Audited(tmp_path, [str(seeds), "--depth", "1", "--conf", str(conf)], cwd=tmp_path)
     assert run.result.returncode == EXIT_OK, run.result.stderr
@@ -256,16 +263,13 @@ def target_untouched(target_directory: Path) -> bool:
 
 @pytest.mark.parametrize("name", NEW_CRAWL_LINKS)
 def test_a_link_in_a_new_crawl_directory_is_refused(tmp_path, file_links, name):
-    site, _ = file_links
-    seeds = tmp_path / "seeds.txt"
-    seeds.write_text(site + "\n")
+    seeds = write_seeds(tmp_path, file_links)
     conf = write_config(tmp_path)
     output = tmp_path / "crawl"
     output.mkdir()
     link = planted_link(output, name, tmp_path / "elsewhere")
     run = Audited(tmp_path, [str(seeds), "--depth", "1", "--conf", str(conf), "--output", str(output)], cwd=tmp_path)
-    assert run.result.returncode == EXIT_USAGE
-    [line] = run.result.stderr.strip().splitlines()
+    line = refusal(run)
     assert line.startswith(f"--output {output}: {link} is a symbolic link (to ")
     assert run.writes() == []
     assert target_untouched(tmp_path / "elsewhere")
@@ -274,9 +278,7 @@ def test_a_link_in_a_new_crawl_directory_is_refused(tmp_path, file_links, name):
 @pytest.fixture
 def finished_crawl(tmp_path, file_links):
     """A finished crawl of the file-links site in tmp_path/crawl, and the command that resumes it deeper."""
-    site, _ = file_links
-    seeds = tmp_path / "seeds.txt"
-    seeds.write_text(site + "\n")
+    seeds = write_seeds(tmp_path, file_links)
     conf = write_config(tmp_path)
     output = tmp_path / "crawl"
     args = [str(seeds), "--depth", "1", "--conf", str(conf), "--output", str(output)]
@@ -290,17 +292,14 @@ def test_a_link_in_a_crawl_being_resumed_is_refused(tmp_path, finished_crawl, na
     output, resume = finished_crawl
     link = planted_link(output, name, tmp_path / "elsewhere")
     run = Audited(tmp_path, resume, cwd=tmp_path)
-    assert run.result.returncode == EXIT_USAGE
-    [line] = run.result.stderr.strip().splitlines()
+    line = refusal(run)
     assert line.startswith(f"--output {output}: {link} is a symbolic link (to "), line
     assert run.writes() == []
     assert target_untouched(tmp_path / "elsewhere")
 
 
 def test_a_link_in_a_crawl_db_elsewhere_is_refused(tmp_path, file_links):
-    site, _ = file_links
-    seeds = tmp_path / "seeds.txt"
-    seeds.write_text(site + "\n")
+    seeds = write_seeds(tmp_path, file_links)
     conf = write_config(tmp_path)
     db = tmp_path / "shared-db"
     db.mkdir()
@@ -308,8 +307,7 @@ def test_a_link_in_a_crawl_db_elsewhere_is_refused(tmp_path, file_links):
     output = tmp_path / "crawl"
     run = Audited(tmp_path, [str(seeds), "--depth", "1", "--conf", str(conf), "--output", str(output), "--db", str(db)],
                   cwd=tmp_path)
-    assert run.result.returncode == EXIT_USAGE
-    [line] = run.result.stderr.strip().splitlines()
+    line = refusal(run)
     assert line.startswith(f"--db {db}: {link} is a symbolic link (to ")
     assert target_untouched(tmp_path / "elsewhere")
     # Only the crawl directory's lock was taken before the db was looked at.

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Iterator
 
 from mrcrawl.config import CrawlConfig
-from mrcrawl.store.crawl_store import CrawlStore, refused_link
+from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.protocols import Utf8JsonProtocol, decode_value
 
 _store_lines = Utf8JsonProtocol()
@@ -28,9 +28,9 @@ class CrawlReader:
         store = self.store
         if not store.holds_crawl():
             raise NoCrawl(f"{store.root}: holds no crawl (no {store.state_path.name})")
-        links = store.links()
-        if links:
-            raise NoCrawl(f"{store.root}: {refused_link(links[0])}")
+        refusal = store.link_refusal()
+        if refusal:
+            raise NoCrawl(refusal)
         if not store.config_path.exists():
             raise NoCrawl(f"{store.root}: holds no crawl config ({store.config_path.name} is missing)")
         self.layers = sorted(int(path.name) for path in (store.root / "doc").glob("*") if path.name.isdigit())

@@ -47,12 +47,6 @@ def pause_point(point: str) -> None:
         os.kill(os.getpid(), signal.SIGSTOP)
 
 
-def refused_link(link: Path) -> str:
-    """Why a directory holding `link` (of CrawlStore.links()) is refused."""
-    return (f"{link} is a symbolic link (to {os.readlink(link)}); the crawler writes only inside its crawl "
-            "directory and crawl db, and follows no link out of them: replace the link with what it points to")
-
-
 class CrawlStore:
     """A crawl directory on local disk."""
 
@@ -129,6 +123,15 @@ class CrawlStore:
             for directory, subdirectories, files in os.walk(self.root):
                 found += [Path(directory, name) for name in subdirectories + files if Path(directory, name).is_symlink()]
         return sorted(found)
+
+    def link_refusal(self) -> str | None:
+        """Why the directory is refused, when it holds a symbolic link (links())."""
+        links = self.links()
+        if not links:
+            return None
+        return (f"{self.root}: {links[0]} is a symbolic link (to {os.readlink(links[0])}); the crawler writes only "
+                "inside its crawl directory and crawl db, and follows no link out of them: replace the link with "
+                "what it points to")
 
     # ---- small files -------------------------------------------------------
 
