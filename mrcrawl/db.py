@@ -98,19 +98,28 @@ def _utc(text: str) -> datetime:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _ArgumentParser(prog="python -m mrcrawl.db", description="Read a crawl db (the driver's --db).")
-    commands = parser.add_subparsers(dest="command", required=True)
-    stats_parser = commands.add_parser("stats", help="counts per status and per host, and how many URLs are due")
-    stats_parser.add_argument("db", metavar="DB", type=Path)
-    stats_parser.add_argument("--now", type=_utc, default=None, help="count URLs due at this UTC time (default: now)")
-    get_parser = commands.add_parser("get", help="one URL's record, as JSON")
-    get_parser.add_argument("db", metavar="DB", type=Path)
-    get_parser.add_argument("url", metavar="URL")
-    dump_parser = commands.add_parser("dump", help="every record, or those of one status")
-    dump_parser.add_argument("db", metavar="DB", type=Path)
-    dump_parser.add_argument("--status", choices=DB_STATUSES)
-    dump_parser.add_argument("--format", choices=DUMP_FORMATS, default="jsonl")
-    dump_parser.add_argument("-o", "--output", type=Path, help="the file to write (default: stdout; required for parquet)")
+    parser = _ArgumentParser(prog="mrcrawl db", description="Read a crawl db (the crawl's --db), as Nutch's readdb does.",
+                             epilog="`mrcrawl db COMMAND --help` gives a command's options.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    db_help = "the crawl db directory (the crawl's --db, by default its DIR/db)"
+    stats_parser = commands.add_parser(
+        "stats", help="counts per status and per host, and how many URLs are due",
+        description="Count a crawl db's URLs per status and per host, the URLs due, and the payload digests.")
+    stats_parser.add_argument("db", metavar="DB", type=Path, help=db_help)
+    stats_parser.add_argument("--now", type=_utc, default=None, metavar="ISO8601",
+                              help="count URLs due at this UTC time (default: now)")
+    get_parser = commands.add_parser("get", help="one URL's record, as JSON",
+                                     description="Print one URL's record, as JSON; exit 1 if the db does not hold it.")
+    get_parser.add_argument("db", metavar="DB", type=Path, help=db_help)
+    get_parser.add_argument("url", metavar="URL", help="the URL, exactly as the db holds it (as `db dump` lists it)")
+    dump_parser = commands.add_parser("dump", help="every record, or those of one status",
+                                      description="Write every record of a crawl db, or those of one status.")
+    dump_parser.add_argument("db", metavar="DB", type=Path, help=db_help)
+    dump_parser.add_argument("--status", choices=DB_STATUSES, help="only the records of this status (default: all)")
+    dump_parser.add_argument("--format", choices=DUMP_FORMATS, default="jsonl",
+                             help="one JSON object a line, or a Parquet file (default: jsonl)")
+    dump_parser.add_argument("-o", "--output", type=Path, metavar="FILE",
+                             help="the file to write (default: stdout; required for parquet)")
     args = parser.parse_args(argv)
     try:
         if args.command == "stats":

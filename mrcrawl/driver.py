@@ -45,10 +45,12 @@ from jobs.merge import MRMerge
 from jobs.optimizer import MROptimizer
 from jobs.parser import MRParser
 
+from mrcrawl.cli import invocation
 from mrcrawl.config import ConfigError, CrawlConfig, load_config, redacted_proxy
 from mrcrawl.export import EXPORT_KINDS, run_exports
 from mrcrawl.export import describe as describe_export
 from mrcrawl.frontier.crawldb import CREATE_LEFTOVERS, DB_META, CrawlDb, NoCrawlDb
+from mrcrawl.logs import add_verbosity_options, configure_logging
 from mrcrawl.mr.dbconf import DbJobOptions
 from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.page.urls import UrlFilter, normalize_url
@@ -64,6 +66,8 @@ SHIPPING_RUNNERS = ("spark", "hadoop", "emr")
 LOCAL_DISK_RUNNERS = ("inline", "local")
 # How many kinds of error a crawl step's summary names, most common first.
 TOP_ERRORS = 3
+
+log = logging.getLogger("mrcrawl.driver")  # by name: run as `python -m`, __name__ is __main__
 
 
 EXIT_OK = 0
@@ -162,44 +166,57 @@ class _ArgumentParser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(
-        prog="mrcrawl",
+        prog="mrcrawl crawl",
         description="Crawl a set of sites layer by layer with five MapReduce jobs.",
     )
-    parser.add_argument("seeds", help="seed file: one URL per line; blank lines and # comments ignored")
-    parser.add_argument("--depth", type=int, required=True, help="number of layers (layer 0 is the seeds)")
-    parser.add_argument("--conf", required=True, help="YAML crawl config")
-    parser.add_argument("--output", help="crawl directory (default: crawl/<config name>)")
-    parser.add_argument("--db", help="crawl db shared by the runs of these sites (default: <output>/db); made if missing")
-    parser.add_argument("--now", type=_utc_time, help="behave as if the run started at this UTC time, ISO 8601 (default: now)")
+    parser.add_argument("seeds", metavar="SEEDS",
+                        help="seed file: one URL per line; blank lines and # comments are ignored")
+    parser.add_argument("--depth", type=int, required=True, metavar="N",
+                        help="number of layers (layer 0 is the seeds); required")
+    parser.add_argument("--conf", required=True, metavar="CONF", help="YAML crawl config; required")
+    parser.add_argument("--output", metavar="DIR", help="crawl directory (default: crawl/<config name>)")
+    parser.add_argument("--db", metavar="DB",
+                        help="crawl db shared by the runs of these sites, made if missing (default: DIR/db)")
+    parser.add_argument("--now", type=_utc_time, metavar="ISO8601",
+                        help="behave as if the run started at this UTC time (default: now)")
     parser.add_argument("--runner", default="inline", choices=RUNNERS, help="mrjob runner (default: inline)")
-    parser.add_argument("--resume", action="store_true", help="continue the crawl in --output after its last finished step")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the crawl in DIR after its last finished step (default: start a new crawl)")
+    parser.add_argument("--spark-master", metavar="URL",
+                        help="Spark master for --runner spark (default: the --mrjob-conf's spark_master, else local[*])")
+    parser.add_argument("--export", default="", metavar="KINDS",
+                        help=f"after the crawl, also write: {' or '.join(EXPORT_KINDS)}, or both comma-separated "
+                             "(default: none)")
+    parser.add_argument("--mrjob-conf", metavar="FILE",
+                        help="mrjob.conf for the runner: clusters, EMR; examples in jobs/conf/ (default: none)")
     parser.add_argument(
-        "--spark-master",
-        help="Spark master for --runner spark (default: the --mrjob-conf's spark_master, else local[*])",
+        "--reducers", type=int, metavar="N",
+        help="reduce tasks per job where the runner honours it (spark, hadoop, emr); inline and local ignore it "
+             "(default: the runner's)",
     )
-    parser.add_argument("--export", default="", help="after the crawl, also write: warc, index or warc,index")
-    parser.add_argument("--mrjob-conf", help="mrjob.conf for the runner (clusters, EMR); examples in jobs/conf/")
-    parser.add_argument(
-        "--reducers", type=int,
-        help="reduce tasks per job where the runner honours it (spark, hadoop, emr); inline and local ignore it",
-    )
+    add_verbosity_options(parser)
+    return parser
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.depth < 1:
-        raise UsageError(f"mrcrawl: --depth: must be at least 1, got {args.depth}")
+        parser.error(f"--depth: must be at least 1, got {args.depth}")
     if args.reducers is not None and args.reducers < 1:
-        raise UsageError(f"mrcrawl: --reducers: must be at least 1, got {args.reducers}")
+        parser.error(f"--reducers: must be at least 1, got {args.reducers}")
     args.export = [kind.strip() for kind in args.export.split(",") if kind.strip()]
     for kind in args.export:
         if kind not in EXPORT_KINDS:
-            raise UsageError(f"mrcrawl: --export {kind}: unknown; choose from {', '.join(EXPORT_KINDS)}")
+            parser.error(f"--export {kind}: unknown; choose from {', '.join(EXPORT_KINDS)}")
     if args.export and args.output and is_cluster_path(args.output):
-        raise UsageError(f"mrcrawl: --export: exports read local disk; copy {args.output} down and run python -m mrcrawl.export")
+        parser.error(f"--export: exports read local disk; copy {args.output} down and run {invocation('export')}")
     if args.runner in LOCAL_DISK_RUNNERS and args.output and is_cluster_path(args.output):
-        raise UsageError(f"mrcrawl: --output {args.output}: the {args.runner} runner works on local disk; use hadoop or emr")
+        parser.error(f"--output {args.output}: the {args.runner} runner works on local disk; use hadoop or emr")
     if args.db and is_cluster_path(args.db) != bool(args.output and is_cluster_path(args.output)):
-        raise UsageError(f"mrcrawl: --db {args.db}: must be on the filesystem of --output (local disk, or the cluster's)")
+        parser.error(f"--db {args.db}: must be on the filesystem of --output (local disk, or the cluster's)")
     return args
 
 
@@ -256,18 +273,16 @@ def package_zip(directory: str) -> str:
 class Crawl:
     """One crawl directory being worked on by one run of the driver."""
 
-    def __init__(self, store: CrawlStore, state: dict, config: CrawlConfig, args: argparse.Namespace, say=print):
+    def __init__(self, store: CrawlStore, state: dict, config: CrawlConfig, args: argparse.Namespace, say=None):
         self.store = store
         self.db = crawl_db(state["db"])
         self.state = state
         self.config = config
         self.runner = args.runner
         self.reducers = args.reducers
-        self.say = say
+        self.say = say or log.info  # what the run tells the operator, step by step
         self.ran: list[str] = []  # the steps this run has done, in order
         self._scratch = contextlib.ExitStack()  # this run's temporary files, removed by close()
-        # mrjob warns on every job that no mrjob.conf exists; that is the normal case here.
-        logging.getLogger("mrjob.conf").setLevel(logging.ERROR)
         self._runner_args = ["-r", self.runner]
         conf_args = ["--conf-path", args.mrjob_conf] if args.mrjob_conf else []
         self._runner_args += conf_args
@@ -420,7 +435,7 @@ class Crawl:
                 # A failed step's half output goes: on a full disk, it holds the space needed.
                 (self.db.store if into_db else self.store).remove(written)
                 if not disk_full(error):  # the cause is plain; a traceback would hide it
-                    logging.getLogger(__name__).exception("step %s failed", name)
+                    log.exception("mrcrawl: step %s failed, with this traceback:", name)
                 raise StepFailed(f"{name} failed: {type(error).__name__}: {error}") from error
         else:
             self.store.write_text(self.store.part_file(written), "")
@@ -798,19 +813,20 @@ def main(argv: list[str] | None = None, resume_hint: str | None = None) -> int:
     printed when a run stops early; by default this command with --resume.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(levelname)s: %(message)s")
+    configure_logging()  # until the command line says otherwise: it may be refused
     try:
         args = parse_args(argv)
+        configure_logging(args.verbosity)
         config = load_config(args.conf)
         seeds, skipped = read_seeds(args.seeds, UrlFilter(config.url_allow, config.url_deny))
         store = crawl_store(args, config)
         check_directory(store, args.resume)
         refuse_links(store, "--output")
     except (UsageError, ConfigError) as error:
-        print(str(error), file=sys.stderr)
+        log.error("%s", error)
         return EXIT_USAGE
     for message in skipped:
-        print(message, file=sys.stderr)
+        log.warning("%s", message)
     resume_hint = resume_hint or resume_command(argv)
     with contextlib.ExitStack() as held:
         try:
@@ -821,15 +837,15 @@ def main(argv: list[str] | None = None, resume_hint: str | None = None) -> int:
             open_db(db)
             state = open_crawl(store, args, config, seeds, db)
         except UsageError as error:
-            print(str(error), file=sys.stderr)
+            log.error("%s", error)
             return EXIT_USAGE
         return run_crawl(store, state, config, args, resume_hint)
 
 
 def run_crawl(store: CrawlStore, state: dict, config: CrawlConfig, args: argparse.Namespace, resume_hint: str) -> int:
     """Crawl, holding the locks; return the exit status."""
-    print(f"mrcrawl: crawl {config.name!r} ({config.language}), depth {args.depth}, runner {args.runner}, "
-          f"into {store.root}, as of {state['run']}, crawl db {state['db']}")
+    log.info(f"mrcrawl: crawl {config.name!r} ({config.language}), depth {args.depth}, runner {args.runner}, "
+             f"into {store.root}, as of {state['run']}, crawl db {state['db']}")
     with interrupts_remembered():
         crawl = Crawl(store, state, config, args)
         try:
@@ -839,31 +855,30 @@ def run_crawl(store: CrawlStore, state: dict, config: CrawlConfig, args: argpars
             # OSError outside a job (saving crawl.json, a commit's rename)
             # leaves the steps crawl.json names, as a failed job does.
             if not isinstance(error, KeyboardInterrupt) and not INTERRUPTED.is_set():
-                print("\n".join(failure_lines(error, store.root, resume_hint)), file=sys.stderr)
+                log.error("\n".join(failure_lines(error, store.root, resume_hint)))
                 return EXIT_STEP_FAILED
-            print(f"mrcrawl: interrupted; the finished steps are kept in {store.root}; to go on, run: {resume_hint}", file=sys.stderr)
+            log.error(f"mrcrawl: interrupted; the finished steps are kept in {store.root}; to go on, run: {resume_hint}")
             return EXIT_INTERRUPTED
         finally:
             crawl.close()
     if not totals[FETCHED] + totals[NOT_MODIFIED]:
-        print(f"mrcrawl: no page fetched: {why_nothing_was_fetched(state['done'], args.conf)}", file=sys.stderr)
+        log.error(f"mrcrawl: no page fetched: {why_nothing_was_fetched(state['done'], args.conf)}")
         return EXIT_NOTHING_FETCHED
     for kind in args.export:
         try:
             summary = run_exports(store.root, [kind])[kind]
         except OSError as error:  # the export's scratch is gone, its previous output kept: --resume exports again
             what = f"the {kind} export failed: {type(error).__name__}: {error}"
-            print("\n".join(failure_lines(error, store.root, resume_hint, what)), file=sys.stderr)
+            log.error("\n".join(failure_lines(error, store.root, resume_hint, what)))
             return EXIT_STEP_FAILED
-        print(describe_export(kind, summary))
+        log.info(describe_export(kind, summary))
     return EXIT_OK
 
 
 def resume_command(argv: list[str]) -> str:
     """This command line, as a shell would take it, with --resume."""
-    program = "mrcrawl" if Path(sys.argv[0]).name == "mrcrawl" else "python -m mrcrawl.driver"
     words = argv if "--resume" in argv else [*argv, "--resume"]
-    return f"{program} {shlex.join(words)}"
+    return f"{invocation('crawl')} {shlex.join(words)}"
 
 
 if __name__ == "__main__":

@@ -16,15 +16,19 @@ run_exports().
 from __future__ import annotations
 
 import argparse
+import logging
 import shutil
 import sys
 import time
 from pathlib import Path
 
+from mrcrawl.logs import add_verbosity_options, configure_logging
 from mrcrawl.store.crawl_reader import CrawlReader, NoCrawl
 from mrcrawl.store.crawl_store import pause_point
 
 EXPORT_KINDS = ("warc", "index")
+
+log = logging.getLogger("mrcrawl.export")  # by name: run as `python -m`, __name__ is __main__
 
 
 def run_exports(root: str | Path, kinds: list[str]) -> dict:
@@ -85,19 +89,23 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 def main(argv: list[str] | None = None) -> int:
     parser = _ArgumentParser(
-        prog="python -m mrcrawl.export",
-        description="Write a crawl's WARC archive (DIR/warc/) or Parquet page index (DIR/index/).",
+        prog="mrcrawl export",
+        description="Write a crawl's WARC archive (DIR/warc/) or Parquet page index (DIR/index/), "
+                    "replacing the one there. What it wrote is said on stderr.",
     )
-    parser.add_argument("kind", choices=EXPORT_KINDS, help="warc: WARC 1.1 files; index: Parquet page index")
-    parser.add_argument("directory", metavar="DIR", help="the crawl directory (the driver's --output)")
+    parser.add_argument("kind", choices=EXPORT_KINDS,
+                        help="warc: WARC 1.1 files in DIR/warc/; index: Parquet page index in DIR/index/")
+    parser.add_argument("directory", metavar="DIR", help="the crawl directory (the crawl's --output)")
+    add_verbosity_options(parser)
     args = parser.parse_args(argv)
+    configure_logging(args.verbosity)
     try:
         results = run_exports(args.directory, [args.kind])
     except NoCrawl as error:
-        print(f"{parser.prog}: {error}", file=sys.stderr)
+        log.error(f"{parser.prog}: {error}")
         return 2
     for kind, summary in results.items():
-        print(describe(kind, summary))
+        log.info(describe(kind, summary))
     return 0
 
 

@@ -75,17 +75,17 @@ def test_a_bad_contact_in_the_environment_exits_2_naming_it(tmp_path):
     assert not output.exists()
 
 
-def test_the_console_script_is_the_driver():
-    """pip installs `mrcrawl` ([project.scripts]) beside the interpreter."""
+def test_the_console_scripts_crawl_is_the_driver():
+    """pip installs `mrcrawl` ([project.scripts]) beside the interpreter; its crawl is the driver."""
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
-    assert scripts == {"mrcrawl": "mrcrawl.driver:main"}
-    result = subprocess.run([str(CONSOLE_SCRIPT), "--help"], capture_output=True, text=True, timeout=60)
+    assert scripts == {"mrcrawl": "mrcrawl.cli:main"}
+    result = subprocess.run([str(CONSOLE_SCRIPT), "crawl", "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("usage: mrcrawl ") and "--depth" in result.stdout and "--conf" in result.stdout
+    assert result.stdout.startswith("usage: mrcrawl crawl ") and "--depth" in result.stdout and "--conf" in result.stdout
 
 
 def test_the_console_script_refuses_a_bad_config_with_exit_2(tmp_path):
-    result, output = run_driver(tmp_path, GOOD_CONFIG + "dealy: 2\n", program=(str(CONSOLE_SCRIPT),))
+    result, output = run_driver(tmp_path, GOOD_CONFIG + "dealy: 2\n", program=(str(CONSOLE_SCRIPT), "crawl"))
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1 and "dealy" in result.stderr
     assert not output.exists()
@@ -142,7 +142,7 @@ def test_unknown_runner(tmp_path):
 def test_now_that_is_not_a_time(tmp_path):
     result, output = run_driver(tmp_path, extra=("--now", "yesterday"))
     assert result.returncode == 2 and not output.exists()
-    assert result.stderr.strip().splitlines() == ["mrcrawl: argument --now: not an ISO 8601 time: 'yesterday' (e.g. 2026-01-05T06:00:00Z)"]
+    assert result.stderr.strip().splitlines() == ["mrcrawl crawl: argument --now: not an ISO 8601 time: 'yesterday' (e.g. 2026-01-05T06:00:00Z)"]
 
 
 def test_a_db_path_that_is_a_file_is_refused_and_left_as_it_was(tmp_path):

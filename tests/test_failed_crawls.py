@@ -31,21 +31,22 @@ def test_seeds_nobody_answers_exit_non_zero_naming_the_cause(tmp_path, capsys):
 
     assert crawl(seeds, conf, output, 2) == EXIT_NOTHING_FETCHED
     said = capsys.readouterr()
-    [line] = said.err.strip().splitlines()
+    assert said.out == ""  # the run's progress and its end are said on stderr
+    line = said.err.strip().splitlines()[-1]
     assert line.startswith("mrcrawl: no page fetched: ")
     assert "robots.txt unreachable" in line and "Connection refused" in line and "(3 of 3 URLs)" in line
     # The step's summary counts what was sent apart from what never left the
     # machine, and names the error with its count.
-    assert "0 requests sent, 4 could not connect" in said.out
-    assert re.search(r"^ +3 × robots\.txt unreachable: NewConnectionError \(Connection refused\)$", said.out, re.M)
+    assert "0 requests sent, 4 could not connect" in said.err
+    assert re.search(r"^ +3 × robots\.txt unreachable: NewConnectionError \(Connection refused\)$", said.err, re.M)
     counters = json.loads((output / "stats.json").read_text())["crawl/0"]["counters"]
     assert counters["error"] == {"robots.txt unreachable: NewConnectionError (Connection refused)": 3}
 
 
 def test_seeds_blocked_by_the_private_network_guard_name_the_key_that_allows_them(web_server, tmp_path, capsys):
     seeds, conf, _ = write_inputs(web_server, tmp_path, allow_private_networks=False)
-    assert crawl(seeds, conf, tmp_path / "crawl", 1) == EXIT_NOTHING_FETCHED
-    [line] = capsys.readouterr().err.strip().splitlines()
+    assert crawl(seeds, conf, tmp_path / "crawl", 1, "inline", "-q") == EXIT_NOTHING_FETCHED
+    [line] = capsys.readouterr().err.strip().splitlines()  # -q: the error alone
     assert "blocked: non-public address" in line
     assert f"set allow_private_networks: true in {conf}" in line
     assert not web_server.log  # nothing was requested

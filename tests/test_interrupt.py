@@ -23,7 +23,7 @@ def test_ctrl_c_prints_one_line_and_the_printed_command_resumes(web_server, tmp_
     output = tmp_path / "crawl"
     # A terminal's Ctrl-C reaches every process of the foreground group:
     # the driver, mrjob's workers and the tasks they forked.
-    process = subprocess.Popen(driver_command(seeds, conf, output, DEPTH, "--runner", runner),
+    process = subprocess.Popen(driver_command(seeds, conf, output, DEPTH, "--runner", runner, "-q"),
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         wait_for_step(output, "parse/0", process)
@@ -35,10 +35,10 @@ def test_ctrl_c_prints_one_line_and_the_printed_command_resumes(web_server, tmp_
             process.wait()
     assert process.returncode == EXIT_INTERRUPTED == 130
     lines = stderr.strip().splitlines()
-    assert len(lines) == 1, stderr
+    assert len(lines) == 1, stderr  # -q: the progress before it is not said
     assert "interrupted" in lines[0] and str(output) in lines[0]
     command = shlex.split(lines[0].split("run: ", 1)[1])
-    assert command[:3] == ["python", "-m", "mrcrawl.driver"] and command[-1] == "--resume"
+    assert command[:3] == ["python", "-m", "mrcrawl.driver"] and command[-2:] == ["-q", "--resume"]
 
     web_server.wait_idle()
     resumed = subprocess.run([sys.executable, *command[1:]], capture_output=True, text=True, timeout=300)

@@ -105,7 +105,7 @@ def day2(tmp_path_factory):
         assert len([step for step in done if step.startswith("crawl/")]) == DEPTH, f"day 2 crawled {list(done)}"
         seconds = {step: done[step]["seconds"] for step in done}
         for export in EXPORTS:
-            seconds[export] = float(re.search(rf"{export[7:]}: .*\(([\d.]+) s,", run.stdout).group(1))
+            seconds[export] = float(re.search(rf"{export[7:]}: .*\(([\d.]+) s,", run.stderr).group(1))
         yield Day2(server, seeds, conf, day1_db, clean, clean_db, [*done, *EXPORTS], seconds)
 
 

@@ -145,7 +145,7 @@ def test_demo_command_crawls_the_bundled_test_web(tmp_path):
         capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert "fetched pages" in result.stdout and str(output / "doc" / "0") in result.stdout
+    assert "fetched pages" in result.stderr and str(output / "doc" / "0") in result.stdout
     assert (output / "crawl.json").exists() and list((output / "xml").iterdir())
 
 

@@ -105,7 +105,7 @@ def test_a_smaller_depth_keeps_the_deeper_crawl(web_server, tmp_path, capsys):
     capsys.readouterr()
 
     assert crawl(seeds, conf, output, 1, "inline", "--resume") == 0
-    said = capsys.readouterr().out
+    said = capsys.readouterr().err
     assert "already has depth 3" in said and "nothing was left to fetch" in said
     assert stored_bytes(output) == stored
     assert crawl(seeds, conf, output, 3, "inline", "--resume") == 0
@@ -120,10 +120,10 @@ def test_the_summary_counts_this_run_and_names_the_merged_layers(web_server, tmp
     seeds, conf, _ = write_inputs(web_server, tmp_path)
     output = tmp_path / "crawl"
     assert crawl(seeds, conf, output, 2) == 0
-    first = capsys.readouterr().out
+    first = capsys.readouterr().err
     assert "merge/0-1" in first and "xml/0-1" in first  # a depth-2 crawl has layers 0 and 1
     assert crawl(seeds, conf, output, 3, "inline", "--resume") == 0
-    said = capsys.readouterr().out
+    said = capsys.readouterr().err
     fetched_on_layer_2 = sum(doc["outcome"] == "fetched" for doc in layer_docs(output, 2))
     summary = re.search(r"this run fetched (\d+) pages \(([\d.]+) pages/s\)", said)
     assert summary and int(summary.group(1)) == fetched_on_layer_2 > 0

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import logging
 import os
 import platform
 import statistics
@@ -42,6 +43,7 @@ from mrcrawl.bench import scenarios
 from mrcrawl.bench.db_update import db_update
 from mrcrawl.bench.scenarios import FULL, QUICK
 from mrcrawl.bench.week import FULL_WEEK, QUICK_WEEK, week, week_note
+from mrcrawl.logs import add_verbosity_options, configure_logging
 
 SCENARIOS = ("fetch-uniform", "fetch-politeness", "pipeline", "parse", "memory", "db-update", "week")
 
@@ -73,24 +75,38 @@ def scenarios_help() -> str:
 
 def parse_args(argv):
     # Raw formatting keeps the scenario list one line per scenario.
-    parser = argparse.ArgumentParser(prog="python -m mrcrawl.bench", description=__doc__.split("\n\n")[0],
+    parser = argparse.ArgumentParser(prog="mrcrawl bench",
+                                     description="How fast the crawler is, against its bounds and a peer.",
                                      epilog=scenarios_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="every scenario, small: proves the command works")
-    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--quick", action="store_true",
+                        help="every scenario, small: proves the command works (default: the full sizes)")
+    parser.add_argument("--json", metavar="FILE", help="also write the results as JSON (default: none)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
-                        help="run every scenario N times and report medians (the machine is shared: use 3 or more)")
-    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="comma-separated subset to run (listed below)")
-    parser.add_argument("--runners", default="inline,local", help="runners for fetch-uniform (default inline,local)")
-    parser.add_argument("--no-peer", action="store_true", help="do not run Scrapy even if it is installed")
+                        help="run every scenario N times and report medians (the machine is shared: use 3 or more) "
+                             "(default: 1)")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS), metavar="NAMES",
+                        help="comma-separated subset to run, listed below (default: all)")
+    parser.add_argument("--runners", default="inline,local", metavar="NAMES",
+                        help="runners for fetch-uniform (default: inline,local)")
+    parser.add_argument("--no-peer", action="store_true",
+                        help="do not run Scrapy even if it is installed (default: run it if installed)")
     web = parser.add_argument_group("the bench web of the fetch and pipeline scenarios")
-    web.add_argument("--hosts", type=int)
-    web.add_argument("--pages", type=int, help="pages in all (uniform: pages / hosts each)")
-    web.add_argument("--page-bytes", type=int)
-    web.add_argument("--links", type=int, help="links per page")
-    web.add_argument("--latency", type=float, help="seconds each response waits")
-    web.add_argument("--threads", type=int)
-    web.add_argument("--zipf-exponent", type=float, help="host-size skew of fetch-politeness")
-    web.add_argument("--delay", type=float, help="politeness delay of fetch-politeness")
+
+    def size_option(option: str, kind, what: str, metavar: str = "N") -> None:
+        field = option.removeprefix("--").replace("-", "_").replace("delay", "polite_delay")
+        full, quick = getattr(FULL, field), getattr(QUICK, field)
+        default = f"{full:g}" + (", also with --quick" if quick == full else f", with --quick {quick:g}")
+        web.add_argument(option, type=kind, metavar=metavar, help=f"{what} (default: {default})")
+
+    size_option("--hosts", int, "hosts the pages are spread over")
+    size_option("--pages", int, "pages in all (uniform: pages / hosts each)")
+    size_option("--page-bytes", int, "bytes of each page")
+    size_option("--links", int, "links per page")
+    size_option("--latency", float, "seconds each response waits", "SECONDS")
+    size_option("--threads", int, "fetch threads per Crawler task (the config's threads)")
+    size_option("--zipf-exponent", float, "host-size skew of fetch-politeness", "EXPONENT")
+    size_option("--delay", float, "politeness delay of fetch-politeness", "SECONDS")
+    add_verbosity_options(parser)
     args = parser.parse_args(argv)
     args.scenarios = [name.strip() for name in args.scenarios.split(",") if name.strip()]
     for name in args.scenarios:
@@ -288,11 +304,13 @@ def run_scenarios(args, sizes: scenarios.Sizes, work: Path, say) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    configure_logging(args.verbosity)
     sizes = sizes_from(args)
     started = time.monotonic()
+    progress = logging.getLogger("mrcrawl.bench")
 
     def say(message: str) -> None:
-        print(f"[{time.monotonic() - started:6.1f} s] {message}", file=sys.stderr, flush=True)
+        progress.info(f"[{time.monotonic() - started:6.1f} s] {message}")
 
     runs = []
     for number in range(args.repeat):

@@ -29,6 +29,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from mrcrawl.cli import invocation
+from mrcrawl.logs import add_verbosity_options
 from mrcrawl.store.crawl_store import CrawlStore
 
 from .model import Web
@@ -36,8 +38,8 @@ from .server import start_test_web
 from .sites import MIN_HOSTS
 from .web import generate_web, seeds
 
-PROG = "python -m mrcrawl.testweb"
-DEMO = f"{PROG} demo"
+PROG = "mrcrawl testweb"
+DEMO = f"{PROG} demo"  # what its messages start with, as its usage line does
 DEMO_OUTPUT = Path("crawl/demo")
 DEMO_DEPTH = 3
 DEMO_SEED, DEMO_HOSTS = 1, 8  # the web the demo crawls: start_test_web()'s default
@@ -63,6 +65,7 @@ class DemoPlan:
     runner: str
     web: Web | None  # the web to serve: None for a new demo, on a port the OS picks
     resume: bool  # whether the driver resumes a crawl state in `output`
+    verbosity: int = 0  # the driver's -v or -q
 
     @property
     def seeds_file(self) -> Path:
@@ -87,19 +90,32 @@ def main(argv: list[str] | None = None) -> int:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = _ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    serve = commands.add_parser("serve", help="serve the test web on 127.0.0.2 and up")
-    serve.add_argument("--seed", type=int, default=1, help="generation seed (default 1)")
-    serve.add_argument("--hosts", type=int, default=8, help=f"number of hosts, at least {MIN_HOSTS} (default 8)")
-    serve.add_argument("--seconds", type=float, default=3600, help="stop after this long (default 3600)")
-    serve.add_argument("--seeds-file", help="write the seed URLs here, one per line")
-    serve.add_argument("--config-file", help="write a crawl config for this web here")
-    demo = commands.add_parser("demo", help="crawl the test web with the real pipeline and show the stores")
-    demo.add_argument("--depth", type=int, default=DEMO_DEPTH, help=f"layers to crawl (default {DEMO_DEPTH})")
-    demo.add_argument("--runner", default="inline", choices=("inline", "local"), help="mrjob runner (default inline)")
-    demo.add_argument("--output", type=Path, default=DEMO_OUTPUT, help=f"crawl directory (default {DEMO_OUTPUT})")
+    parser.epilog = f"`{PROG} COMMAND --help` gives a command's options."
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    serve = commands.add_parser("serve", help="serve the test web on 127.0.0.2 and up",
+                                description="Serve the test web on 127.0.0.2 and up, print its seed URLs and "
+                                            "url_allow rule, and serve until Ctrl-C or --seconds have passed.")
+    serve.add_argument("--seed", type=int, default=1, metavar="N", help="generation seed (default: 1)")
+    serve.add_argument("--hosts", type=int, default=8, metavar="N",
+                       help=f"number of hosts, at least {MIN_HOSTS} (default: 8)")
+    serve.add_argument("--seconds", type=float, default=3600, metavar="S", help="stop after this long (default: 3600)")
+    serve.add_argument("--seeds-file", metavar="FILE", help="write the seed URLs here, one per line (default: none)")
+    serve.add_argument("--config-file", metavar="FILE",
+                       help="write a crawl config for this web here, as JSON, which YAML reads (default: none)")
+    demo = commands.add_parser(
+        "demo", help="crawl the test web with the real pipeline and show the stores",
+        description="Serve the test web on loopback, crawl it with the real driver and jobs, export the WARC "
+                    "archive and page index, and show where each store landed. The seed file and config are "
+                    "kept beside the crawl, in <output>-inputs/.")
+    demo.add_argument("--depth", type=int, default=DEMO_DEPTH, metavar="N",
+                      help=f"layers to crawl (default: {DEMO_DEPTH})")
+    demo.add_argument("--runner", default="inline", choices=("inline", "local"), help="mrjob runner (default: inline)")
+    demo.add_argument("--output", type=Path, default=DEMO_OUTPUT, metavar="DIR",
+                      help=f"crawl directory (default: {DEMO_OUTPUT})")
     demo.add_argument("--resume", action="store_true",
-                      help="continue the demo crawl in --output: after an interruption, or deeper")
+                      help="continue the demo crawl in --output: after an interruption, or deeper "
+                           "(default: start a new one)")
+    add_verbosity_options(demo)
     args = parser.parse_args(argv)
     # The driver checks --depth too, but only once the demo has served the web and written its inputs.
     if args.command == "demo" and args.depth < 1:
@@ -146,7 +162,7 @@ def plan_demo(args: argparse.Namespace) -> DemoPlan:
     # The inputs live beside the crawl directory, which the driver wants to itself.
     inputs = absolute.with_name(absolute.name + "-inputs")
     inputs = inputs if output.is_absolute() else Path(os.path.relpath(inputs))
-    plan = DemoPlan(output, inputs, args.depth, args.runner, web=None, resume=False)
+    plan = DemoPlan(output, inputs, args.depth, args.runner, web=None, resume=False, verbosity=args.verbosity)
     if args.resume:
         return plan_resume(plan)
     if plan.seeds_file.exists():
@@ -185,13 +201,18 @@ def plan_resume(plan: DemoPlan) -> DemoPlan:
 
 
 def resume_command(plan: DemoPlan) -> str:
-    """The command that continues this demo crawl."""
-    command = f"{DEMO} --resume"
+    """The command that continues this demo crawl, in the form this one was run."""
+    command = f"{invocation('testweb')} demo --resume"
     if plan.depth != DEMO_DEPTH:
         command += f" --depth {plan.depth}"
     if plan.output != DEMO_OUTPUT:
         command += f" --output {shlex.quote(str(plan.output))}"
     return command
+
+
+def verbosity_options(verbosity: int) -> list[str]:
+    """The -v or -q that give `verbosity`."""
+    return ["-q"] if verbosity < 0 else ["-v"] * verbosity
 
 
 def run_demo(plan: DemoPlan) -> int:
@@ -216,7 +237,7 @@ def run_demo(plan: DemoPlan) -> int:
                   f"inputs in {plan.inputs}")
             status = driver.main([str(plan.seeds_file), "--depth", str(plan.depth), "--conf", str(plan.config_file),
                                   "--output", str(plan.output), "--runner", plan.runner, "--export", "warc,index",
-                                  *(["--resume"] if plan.resume else [])],
+                                  *(["--resume"] if plan.resume else []), *verbosity_options(plan.verbosity)],
                                  resume_hint=resume_command(plan))  # the demo serves the web again; the driver alone would not
             server.wait_idle()
             requests = len(server.log)

@@ -1,0 +1,87 @@
+"""Where the commands' messages go: stderr, through the logging module.
+
+A command adds -v and -q to its parser (add_verbosity_options) and calls
+configure_logging() with the count; its modules log under "mrcrawl".
+
+    -q         warnings and errors only
+    (neither)  the command's progress, and mrjob's warnings and errors
+    -v         also the command's details and mrjob's own log lines
+    -vv        everything, every library's debug lines too
+
+stdout is left to what a command produces (a report, a dump, a table), so
+that it can be piped.  A live display drawing on stderr passes its own
+handler to configure_logging(), so that log lines go through it rather than
+across its drawing.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+PACKAGE_LOGGER = "mrcrawl"
+_HANDLER_NAME = "mrcrawl-stderr"
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to sys.stderr as it is when a line is logged (redirected, or
+    captured by a caller that runs a command in its own process), not as it
+    was when logging was set up."""
+
+    def __init__(self):
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _):
+        pass
+
+
+class _Formatter(logging.Formatter):
+    """The package's lines as they are written (they carry their own
+    `mrcrawl:` where one is due); another library's with its name and level,
+    so that a line of mrjob's is not taken for the crawler's."""
+
+    def __init__(self):
+        super().__init__("%(message)s")
+        self._foreign = logging.Formatter("%(name)s: %(levelname)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        if record.name == PACKAGE_LOGGER or record.name.startswith(PACKAGE_LOGGER + "."):
+            return super().format(record)
+        return self._foreign.format(record)
+
+
+def add_verbosity_options(parser: argparse.ArgumentParser) -> None:
+    """-v and -q, counted into `verbosity` (-q is -1)."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("-v", "--verbose", dest="verbosity", action="count", default=0,
+                       help="more detail, and mrjob's own log lines; -vv: every library's debug lines too "
+                            "(default: progress, warnings and errors)")
+    group.add_argument("-q", "--quiet", dest="verbosity", action="store_const", const=-1,
+                       help="warnings and errors only (default: progress too)")
+
+
+def configure_logging(verbosity: int = 0, handler: logging.Handler | None = None) -> logging.Handler:
+    """Send log lines to stderr (or through `handler`) at the levels of
+    `verbosity`; calling it again replaces what an earlier call set up."""
+    root = logging.getLogger()
+    for old in [old for old in root.handlers if old.get_name() == _HANDLER_NAME]:
+        root.removeHandler(old)
+    handler = handler or _StderrHandler()
+    handler.set_name(_HANDLER_NAME)
+    handler.setFormatter(_Formatter())
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if verbosity >= 2 else logging.WARNING)
+    package_level = logging.WARNING if verbosity < 0 else logging.INFO if verbosity == 0 else logging.DEBUG
+    logging.getLogger(PACKAGE_LOGGER).setLevel(package_level)
+    # mrjob says at INFO what each runner does; an error that fails a step
+    # (its "Probable cause of failure") is logged at ERROR and always shown.
+    mrjob_level = logging.DEBUG if verbosity >= 2 else logging.INFO if verbosity == 1 else logging.WARNING
+    logging.getLogger("mrjob").setLevel(mrjob_level)
+    # Without -v, neither is mrjob's warning that no mrjob.conf exists: the normal case here.
+    logging.getLogger("mrjob.conf").setLevel(logging.NOTSET if verbosity >= 1 else logging.ERROR)
+    return handler
