@@ -53,7 +53,9 @@ from mrcrawl.frontier.crawldb import CREATE_LEFTOVERS, DB_META, CrawlDb, NoCrawl
 from mrcrawl.logs import add_verbosity_options, configure_logging
 from mrcrawl.mr.dbconf import DbJobOptions
 from mrcrawl.mr.jobconf import CrawlJobOptions
+from mrcrawl.mr.progress import task_reports
 from mrcrawl.page.urls import UrlFilter, normalize_url
+from mrcrawl.progress import DEFAULT_EVERY, StepWatch, progress_stream
 from mrcrawl.store.cluster_store import ClusterCrawlStore, is_cluster_path
 from mrcrawl.store.crawl_store import CRAWL_STATE, STARTUP_LEFTOVERS, STATE_FORMAT, CrawlStore, pause_point
 from mrcrawl.store.records import FETCHED, NOT_MODIFIED, OUTCOMES, iso_utc
@@ -196,6 +198,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="reduce tasks per job where the runner honours it (spark, hadoop, emr); inline and local ignore it "
              "(default: the runner's)",
     )
+    parser.add_argument(
+        "--progress-every", type=float, default=DEFAULT_EVERY, metavar="SECONDS",
+        help=f"when stderr is no terminal, a progress line every SECONDS while a step runs "
+             f"(default: {DEFAULT_EVERY:g}); on a terminal a bar redraws instead; 0: no progress shown",
+    )
     add_verbosity_options(parser)
     return parser
 
@@ -203,6 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.progress_every < 0:
+        parser.error(f"--progress-every: must be 0 or more seconds, got {args.progress_every:g}")
     if args.depth < 1:
         parser.error(f"--depth: must be at least 1, got {args.depth}")
     if args.reducers is not None and args.reducers < 1:
@@ -283,6 +292,8 @@ class Crawl:
         self.say = say or log.info  # what the run tells the operator, step by step
         self.ran: list[str] = []  # the steps this run has done, in order
         self._scratch = contextlib.ExitStack()  # this run's temporary files, removed by close()
+        self.progress_every = args.progress_every
+        self._progress_stream = self._scratch.enter_context(progress_stream()) if args.progress_every else None
         self._runner_args = ["-r", self.runner]
         conf_args = ["--conf-path", args.mrjob_conf] if args.mrjob_conf else []
         self._runner_args += conf_args
@@ -425,7 +436,7 @@ class Crawl:
         pause_point(f"start {name}")
         if inputs:
             try:
-                counters = self._run_job(job_class, inputs, written, layer, options)
+                counters = self._run_job(name, job_class, inputs, written, layer, options)
             except Exception as error:
                 if INTERRUPTED.is_set():
                     # Ctrl-C broke the step, wherever it landed: inside a task,
@@ -496,7 +507,7 @@ class Crawl:
             args += [str(directory) for directory in inputs]
         return args
 
-    def _run_job(self, job_class, inputs: list, output, layer: int, options: list[str]) -> dict:
+    def _run_job(self, name: str, job_class, inputs: list, output, layer: int, options: list[str]) -> dict:
         job = job_class(args=self.job_args(job_class, inputs, output, layer, options))
         with job.make_runner() as runner, contextlib.ExitStack() as made_here:
             if job.options.runner == "spark" and not is_uri(runner._spark_tmp_dir):
@@ -505,10 +516,21 @@ class Crawl:
                 # directory per job in the temp directory, every day.
                 os.makedirs(runner._spark_tmp_dir, exist_ok=True)
                 made_here.callback(shutil.rmtree, runner._spark_tmp_dir, ignore_errors=True)
-            runner.run()
+            with self._progress_shown(name, runner):
+                runner.run()
             if getattr(job.options, "spark_whole_files", False):
                 return spark_step_counters(job.options.spark_counters)
             return merge_counters(runner.counters())
+
+    def _progress_shown(self, name: str, runner):
+        """Show the step's progress on stderr while its job runs (mrcrawl/progress.py)."""
+        if not self.progress_every:
+            return contextlib.nullcontext()
+        total = self._frontier_count(int(name.split("/")[1])) if name.startswith("crawl/") else None
+        watching = contextlib.ExitStack()
+        read = watching.enter_context(task_reports(runner))
+        watching.enter_context(StepWatch(name, total, read, self._progress_stream, self.progress_every))
+        return watching
 
     def _spark_counters_path(self) -> str:
         """Where a job run as a Spark step writes its counters (mr/wholefile.py): a file of this run's scratch."""
@@ -517,12 +539,24 @@ class Crawl:
 
     def _frontier_size(self, layer: int):
         if layer == 0:
-            generated = self.state["done"].get("generate/0", {}).get("counters", {}).get("generate")
+            generated = self._frontier_counters(0)
             if generated is None:
                 return "the seeds and the due"  # a step without counters (Spark)
             return f"{generated.get('seeds', 0)} seeds + {generated.get('due urls', 0)} due"
-        previous = self.state["done"].get(f"optimize/{layer - 1}", {})
-        return previous.get("counters", {}).get("optimize", {}).get("new urls", "?")
+        count = self._frontier_count(layer)
+        return "?" if count is None else count
+
+    def _frontier_counters(self, layer: int) -> dict | None:
+        """The counters of the step that wrote layer L's frontier (None: it reported none)."""
+        step, group = ("generate/0", "generate") if layer == 0 else (f"optimize/{layer - 1}", "optimize")
+        return self.state["done"].get(step, {}).get("counters", {}).get(group)
+
+    def _frontier_count(self, layer: int) -> int | None:
+        """How many URLs layer L's frontier holds, if its step's counters say."""
+        counters = self._frontier_counters(layer)
+        if counters is None:
+            return None
+        return sum(counters.get(name, 0) for name in (("seeds", "due urls") if layer == 0 else ("new urls",)))
 
     def _outcome_totals(self) -> Counter:
         return crawl_counters(self.state["done"], "outcome")

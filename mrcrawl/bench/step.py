@@ -18,6 +18,7 @@ import time
 
 from mrcrawl.config import CrawlConfig
 from mrcrawl.driver import RUNNERS, Crawl
+from mrcrawl.progress import DEFAULT_EVERY
 from mrcrawl.store.crawl_store import CrawlStore
 
 STEPS = {"fetch": "crawl", "parse": "parse"}
@@ -33,7 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     store = CrawlStore(args.crawl_dir)
     state = store.load_state()
     config = CrawlConfig.from_json(store.read_text(store.config_path))
-    options = argparse.Namespace(runner=args.runner, reducers=None, mrjob_conf=None, spark_master=None)
+    options = argparse.Namespace(runner=args.runner, reducers=None, mrjob_conf=None, spark_master=None,
+                                 progress_every=DEFAULT_EVERY)
     crawl = Crawl(store, state, config, options, say=lambda message: None)
     cpu_before = time.process_time()
     try:

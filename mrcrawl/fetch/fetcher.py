@@ -74,7 +74,10 @@ CHUNK = 64 * 1024
 # it: the record keeps the start, which names the fault.
 MAX_ERROR_CHARS = 500
 URLS_IN_MEMORY = 20_000  # per reducer task; the rest of the frontier waits on local disk
-PROGRESS_EVERY = 10.0  # seconds between progress reports while the queues drain
+# Seconds between progress reports (the task's status: see progress()).  Often
+# enough for a live display, rare enough to cost nothing; on Hadoop the report
+# also keeps a long reduce alive (mapreduce.task.timeout).
+PROGRESS_EVERY = 1.0
 _THREAD_DONE = object()  # what a fetch thread puts on the results queue as it exits
 
 
@@ -200,6 +203,7 @@ class Fetcher:
         self._threads: list[threading.Thread] = []
         self._feeding: HostQueue | None = None
         self._on_progress = on_progress
+        self._next_report = time.monotonic() + PROGRESS_EVERY
         # One thread at a time works on an answer that has wholly arrived.
         # CPython hands its interpreter lock to a waiting thread at every
         # socket call; with many threads holding answers, each hand-over is
@@ -229,6 +233,7 @@ class Fetcher:
             self.scheduler.schedule(host)
         if not self._threads:
             self._start_threads()
+        self._report_when_due()
 
     def completed(self) -> Iterator[dict]:
         """Doc records finished so far, without waiting."""
@@ -248,28 +253,46 @@ class Fetcher:
         with self.scheduler.lock:
             self._done_feeding()
         self.scheduler.close()
+        self._next_report = time.monotonic()  # report now: every URL of the task is known
         working = len(self._threads)
         while working:
+            self._report_when_due()
             try:
-                doc = self.results.get(timeout=PROGRESS_EVERY)
+                doc = self.results.get(timeout=max(0.0, self._next_report - time.monotonic()))
             except queue.Empty:
-                if self._on_progress:
-                    self._on_progress(self.progress())
                 continue
             if doc is _THREAD_DONE:
                 working -= 1
             else:
                 yield doc
         hold_until = max((host.next_start for host in self.hosts.values()), default=0.0)
-        time.sleep(max(0.0, hold_until - time.monotonic()))
+        while (now := time.monotonic()) < hold_until:
+            self._report_when_due()
+            time.sleep(min(hold_until, self._next_report) - now)
+        if self._on_progress:
+            self._on_progress(self.progress())  # the last report: nothing left
         for host in self.hosts.values():
             self._close_connection(host)
         shutil.rmtree(self._spill_dir, ignore_errors=True)
 
     def progress(self) -> dict:
+        """Where this task stands: its hosts, those with work left (`busy`),
+        the URLs still to fetch, and `bound`: the seconds the task cannot end
+        before, its busiest host's URLs left x that host's delay."""
+        now = time.monotonic()
         with self.scheduler.lock:
             queued = sum(host.remaining() for host in self.hosts.values())
-        return {"hosts": len(self.hosts), "queued": queued, **self.stats}
+            busy = sum(1 for host in self.hosts.values() if host.remaining() or host.busy)
+            bound = max((host.politeness_bound(now) for host in self.hosts.values()), default=0.0)
+        return {"hosts": len(self.hosts), "busy": busy, "queued": queued, "bound": round(bound, 1), **self.stats}
+
+    def _report_when_due(self) -> None:
+        """Report progress if PROGRESS_EVERY has passed since the last report (main thread)."""
+        now = time.monotonic()
+        if now >= self._next_report:
+            self._next_report = now + PROGRESS_EVERY
+            if self._on_progress:
+                self._on_progress(self.progress())
 
     def _done_feeding(self) -> None:
         """The feeder moved on: the previous host's URLs are all queued (lock held)."""

@@ -132,6 +132,14 @@ class HostQueue:
     def remaining(self) -> int:
         return len(self.resumed) + len(self.urls)
 
+    def politeness_bound(self, now: float) -> float:
+        """Seconds from `now` before which this host's work of the layer cannot
+        be done: each URL left waits its delay after the previous answer, and
+        the layer holds a delay after the last one (Fetcher.finish)."""
+        if self.busy:  # the answer in flight starts the clock for the rest
+            return (self.remaining() + 1) * self.delay
+        return max(0.0, self.next_start - now) + self.remaining() * self.delay
+
     def hold_after(self, answered_at: float) -> None:
         """Keep the host's next request `delay` after this one was answered.
 

@@ -1,0 +1,208 @@
+"""The driver's live progress: what a running step has done so far, on stderr.
+
+While a step's job runs, a watcher thread reads its tasks' reports (through
+mrcrawl/mr/progress.py: how depends on the runner) every POLL_SECONDS and
+shows them: on a terminal, a bar that redraws in place (tqdm); elsewhere
+(cron, CI, a pipe), one plain line every `every` seconds, and a last one when
+a step that printed any ends.
+
+A crawl step shows pages done out of its frontier, pages per second, the
+outcomes so far, the hosts still busy, and an ETA: the larger of the
+politeness bound (a layer cannot end before its busiest host's URLs left x
+its delay, as the fetch tasks report it) and the pages left at the rate so
+far; the line says which.  The other steps show their counters so far.
+Where the runner passes nothing while a job runs, a step shows what it has:
+its phase, if any, and the time elapsed.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from typing import Callable, TextIO
+
+from tqdm import tqdm
+
+from mrcrawl.store.records import OUTCOMES
+
+POLL_SECONDS = 0.5  # how often the watcher reads the tasks' reports
+DEFAULT_EVERY = 30.0  # seconds between plain progress lines
+
+log = logging.getLogger(__name__)
+
+
+def progress_stream() -> TextIO:
+    """A stream of its own onto this process's stderr, for the watcher thread.
+
+    The local runner forks its tasks while the watcher may be writing.  A
+    child forked while another thread holds a stream's lock finds it held
+    for ever, and multiprocessing's workers flush sys.stderr as they exit:
+    written through sys.stderr, progress could hang a worker.  No child
+    touches this stream.
+    """
+    try:
+        descriptor = os.dup(sys.stderr.fileno())
+    except (AttributeError, OSError, ValueError):  # stderr is no file (a test's capture)
+        return sys.stderr
+    return open(descriptor, "w", encoding="utf-8", errors="replace", buffering=1)
+
+
+def status_fields(status: str) -> dict[str, str]:
+    """A task status of `key=value` words (the Crawler's) as a dict."""
+    return dict(word.split("=", 1) for word in status.split() if "=" in word)
+
+
+def duration(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+class StepProgress:
+    """One running step's figures, from its tasks' reports."""
+
+    def __init__(self, step: str, total: int | None):
+        self.step = step
+        self.kind = step.split("/", 1)[0]
+        self.total = total
+        self.started = time.monotonic()
+        self._status_seen: dict[str, tuple[str, float]] = {}  # task -> (status, when first read)
+        self.done = 0
+        self.summary = ""
+
+    def update(self, reports) -> None:
+        now = time.monotonic()
+        elapsed = now - self.started
+        parts = []
+        if self.kind == "crawl":
+            parts += self._crawl_parts(reports, now, elapsed)
+        else:
+            counters = reports.counters.get(self.kind, {})
+            parts.append(", ".join(f"{name} {amount}" for name, amount in sorted(counters.items())))
+        if not reports.live_counters and reports.phase:
+            parts.append(reports.phase)
+        parts.append(f"{duration(elapsed)} elapsed")
+        self.summary = "; ".join(part for part in parts if part)
+
+    def _crawl_parts(self, reports, now: float, elapsed: float) -> list[str]:
+        if not reports.live_counters:  # the runner passes counters only at the end
+            return []
+        outcomes = reports.counters.get("outcome", {})
+        self.done = sum(outcomes.values())
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        busy, bound = 0, 0.0
+        for task, status in reports.statuses.items():
+            seen = self._status_seen.get(task)
+            if seen is None or seen[0] != status:
+                seen = self._status_seen[task] = (status, now)
+            fields = status_fields(status)
+            busy += int(fields.get("busy", 0))
+            # The bound counts from when the task reported it.
+            bound = max(bound, float(fields.get("bound", 0)) - (now - seen[1]))
+        left = self.total - self.done if self.total is not None else None
+        parts = [f"{self.done}/{self.total} pages" if left is not None else f"{self.done} pages",
+                 f"{rate:.1f} pages/s",
+                 ", ".join(f"{name} {outcomes[name]}" for name in OUTCOMES if outcomes.get(name))]
+        # Until every fetch task has reported, the busiest host may be in one that has not.
+        if not reports.statuses or reports.silent:
+            return parts
+        parts.append(f"{busy} host{'' if busy == 1 else 's'} busy")
+        by_rate = left / rate if left and rate > 0 else 0.0
+        if left != 0 and (bound > 0 or by_rate > 0):
+            which = "politeness bound" if bound >= by_rate else "at the rate so far"
+            parts.append(f"ETA {duration(max(bound, by_rate))} ({which})")
+        return parts
+
+    def line(self) -> str:
+        return f"{self.step}: {self.summary}"
+
+
+class _AboveTheBar:
+    """A logging handler's stream while a bar is live: each message is written
+    above the bar, which is then drawn again (tqdm.write)."""
+
+    def __init__(self, bar_stream: TextIO):
+        self._bar_stream = bar_stream
+
+    def write(self, text: str) -> None:
+        tqdm.write(text, file=self._bar_stream, end="")
+
+    def flush(self) -> None:
+        self._bar_stream.flush()
+
+
+class StepWatch:
+    """Show a step's progress while the block runs its job."""
+
+    def __init__(self, step: str, total: int | None, read: Callable, stream: TextIO, every: float):
+        self.progress = StepProgress(step, total)
+        self._read = read
+        self._stream = stream
+        self._every = every
+        self._on_terminal = stream.isatty()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name=f"progress {step}", daemon=True)
+        self._bar = None
+        self._lines = 0
+        self._handlers_moved: list[logging.StreamHandler] = []
+
+    def __enter__(self) -> "StepWatch":
+        if self._on_terminal:
+            crawl = self.progress.kind == "crawl" and self.progress.total is not None
+            self._bar = tqdm(
+                total=self.progress.total if crawl else None, desc=self.progress.step, file=self._stream,
+                leave=False, dynamic_ncols=True, mininterval=0,
+                # Without a frontier size there is no bar: the step's line is its description.
+                bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{postfix}" if crawl else "{desc}")
+            self._move_log_handlers()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop.set()
+        self._thread.join()
+        if exc_info[0] is None and self._bar is None:
+            self._show(last=True)
+        if self._bar is not None:
+            self._bar.close()
+            for handler in self._handlers_moved:
+                handler.setStream(sys.stderr)
+
+    def _move_log_handlers(self) -> None:
+        """Log lines written while the bar is live go above it, not through it."""
+        above = _AboveTheBar(self._stream)
+        for handler in logging.getLogger().handlers:
+            if isinstance(handler, logging.StreamHandler) and handler.stream is sys.stderr:
+                handler.setStream(above)
+                self._handlers_moved.append(handler)
+
+    def _watch(self) -> None:
+        next_line = time.monotonic() + self._every
+        while not self._stop.wait(POLL_SECONDS):
+            if self._bar is not None:
+                self._show()
+            elif time.monotonic() >= next_line:
+                next_line += self._every
+                self._show()
+
+    def _show(self, last: bool = False) -> None:
+        try:
+            self.progress.update(self._read())
+        except Exception:  # the display must never stop the crawl
+            log.debug("reading the step's progress failed", exc_info=True)
+            return
+        if self._bar is not None:
+            if self._bar.total is None:
+                self._bar.set_description_str(self.progress.line(), refresh=False)
+            else:
+                self._bar.n = self.progress.done
+                self._bar.set_postfix_str(self.progress.summary, refresh=False)
+            self._bar.refresh()
+        elif not last or self._lines:  # the last line ends a series, if one began
+            self._lines += 1
+            print(self.progress.line(), file=self._stream, flush=True)
