@@ -139,4 +139,4 @@ def test_no_module_imports_itself_through_a_circle():
 def test_the_moved_flat_modules_are_gone():
     """The old flat layout: a module left behind would be a second copy."""
     flat = {path.stem for path in (REPO / "mrcrawl").glob("*.py")}
-    assert flat == {"__init__", "__main__", "cli", "config", "db", "driver", "export", "logs"}
+    assert flat == {"__init__", "__main__", "cli", "config", "db", "driver", "export", "logs", "progress"}
