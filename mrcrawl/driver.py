@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--progress-every", type=float, default=DEFAULT_EVERY, metavar="SECONDS",
         help=f"when stderr is no terminal, a progress line every SECONDS while a step runs "
-             f"(default: {DEFAULT_EVERY:g}); on a terminal a bar redraws instead; 0: no progress shown",
+             f"(default: {DEFAULT_EVERY:g}); on a terminal a bar redraws instead; 0 or -q: no progress shown",
     )
     add_verbosity_options(parser)
     return parser
@@ -212,6 +212,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.progress_every < 0:
         parser.error(f"--progress-every: must be 0 or more seconds, got {args.progress_every:g}")
+    if args.verbosity < 0:  # -q: warnings and errors only, so no progress either
+        args.progress_every = 0
     if args.depth < 1:
         parser.error(f"--depth: must be at least 1, got {args.depth}")
     if args.reducers is not None and args.reducers < 1:

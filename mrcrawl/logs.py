@@ -9,15 +9,16 @@ configure_logging() with the count; its modules log under "mrcrawl".
     -vv        everything, every library's debug lines too
 
 stdout is left to what a command produces (a report, a dump, a table), so
-that it can be piped.  A live display drawing on stderr passes its own
-handler to configure_logging(), so that log lines go through it rather than
-across its drawing.
+that it can be piped.  While a live display draws on stderr, log lines go
+through it (written_through) rather than across its drawing.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
+from typing import TextIO
 
 PACKAGE_LOGGER = "mrcrawl"
 _HANDLER_NAME = "mrcrawl-stderr"
@@ -26,14 +27,16 @@ _HANDLER_NAME = "mrcrawl-stderr"
 class _StderrHandler(logging.StreamHandler):
     """Writes to sys.stderr as it is when a line is logged (redirected, or
     captured by a caller that runs a command in its own process), not as it
-    was when logging was set up."""
+    was when logging was set up; or, while a live display draws on stderr,
+    through the display (written_through)."""
 
     def __init__(self):
         super().__init__(sys.stderr)
+        self.display: TextIO | None = None
 
     @property
     def stream(self):
-        return sys.stderr
+        return self.display or sys.stderr
 
     @stream.setter
     def stream(self, _):
@@ -53,6 +56,20 @@ class _Formatter(logging.Formatter):
         if record.name == PACKAGE_LOGGER or record.name.startswith(PACKAGE_LOGGER + "."):
             return super().format(record)
         return self._foreign.format(record)
+
+
+@contextlib.contextmanager
+def written_through(display: TextIO):
+    """While the block runs, log lines are written through `display` (a live
+    progress bar's writer, which puts them above the bar), not across it."""
+    handlers = [handler for handler in logging.getLogger().handlers if isinstance(handler, _StderrHandler)]
+    for handler in handlers:
+        handler.display = display
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.display = None
 
 
 def add_verbosity_options(parser: argparse.ArgumentParser) -> None:

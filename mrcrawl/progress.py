@@ -16,6 +16,7 @@ its phase, if any, and the time elapsed.
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
@@ -25,6 +26,7 @@ from typing import Callable, TextIO
 
 from tqdm import tqdm
 
+from mrcrawl.logs import written_through
 from mrcrawl.store.records import OUTCOMES
 
 POLL_SECONDS = 0.5  # how often the watcher reads the tasks' reports
@@ -149,7 +151,7 @@ class StepWatch:
         self._thread = threading.Thread(target=self._watch, name=f"progress {step}", daemon=True)
         self._bar = None
         self._lines = 0
-        self._handlers_moved: list[logging.StreamHandler] = []
+        self._log_lines_above = contextlib.ExitStack()
 
     def __enter__(self) -> "StepWatch":
         if self._on_terminal:
@@ -159,7 +161,8 @@ class StepWatch:
                 leave=False, dynamic_ncols=True, mininterval=0,
                 # Without a frontier size there is no bar: the step's line is its description.
                 bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{postfix}" if crawl else "{desc}")
-            self._move_log_handlers()
+            # Log lines written while the bar is live go above it, not through it.
+            self._log_lines_above.enter_context(written_through(_AboveTheBar(self._stream)))
         self._thread.start()
         return self
 
@@ -170,16 +173,7 @@ class StepWatch:
             self._show(last=True)
         if self._bar is not None:
             self._bar.close()
-            for handler in self._handlers_moved:
-                handler.setStream(sys.stderr)
-
-    def _move_log_handlers(self) -> None:
-        """Log lines written while the bar is live go above it, not through it."""
-        above = _AboveTheBar(self._stream)
-        for handler in logging.getLogger().handlers:
-            if isinstance(handler, logging.StreamHandler) and handler.stream is sys.stderr:
-                handler.setStream(above)
-                self._handlers_moved.append(handler)
+            self._log_lines_above.close()
 
     def _watch(self) -> None:
         next_line = time.monotonic() + self._every
