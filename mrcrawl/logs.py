@@ -101,4 +101,8 @@ def configure_logging(verbosity: int = 0, handler: logging.Handler | None = None
     logging.getLogger("mrjob").setLevel(mrjob_level)
     # Without -v, neither is mrjob's warning that no mrjob.conf exists: the normal case here.
     logging.getLogger("mrjob.conf").setLevel(logging.NOTSET if verbosity >= 1 else logging.ERROR)
+    # mrjob relays Spark's and Hadoop's own log lines at their log4j level:
+    # their warnings (no native-hadoop library, the Spark UI's port taken)
+    # come with every step and say nothing about the crawl; their errors show.
+    logging.getLogger("mrjob.logs.step").setLevel(logging.NOTSET if verbosity >= 1 else logging.ERROR)
     return handler

@@ -22,7 +22,7 @@ import os
 import sys
 import threading
 import time
-from typing import Callable, TextIO
+from typing import Callable, Iterator, TextIO
 
 from tqdm import tqdm
 
@@ -35,7 +35,8 @@ DEFAULT_EVERY = 30.0  # seconds between plain progress lines
 log = logging.getLogger(__name__)
 
 
-def progress_stream() -> TextIO:
+@contextlib.contextmanager
+def progress_stream() -> Iterator[TextIO]:
     """A stream of its own onto this process's stderr, for the watcher thread.
 
     The local runner forks its tasks while the watcher may be writing.  A
@@ -46,9 +47,11 @@ def progress_stream() -> TextIO:
     """
     try:
         descriptor = os.dup(sys.stderr.fileno())
-    except (AttributeError, OSError, ValueError):  # stderr is no file (a test's capture)
-        return sys.stderr
-    return open(descriptor, "w", encoding="utf-8", errors="replace", buffering=1)
+    except (AttributeError, OSError, ValueError):  # stderr is no file (a caller's capture): written as it is
+        yield sys.stderr
+        return
+    with open(descriptor, "w", encoding="utf-8", errors="replace", buffering=1) as stream:
+        yield stream
 
 
 def status_fields(status: str) -> dict[str, str]:

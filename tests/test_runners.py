@@ -1,6 +1,7 @@
 """The same crawl on every runner: inline, local and Spark give equivalent stores."""
 from __future__ import annotations
 
+import re
 import tempfile
 
 import pytest
@@ -84,7 +85,13 @@ def test_local_runner_equals_inline(server, inline_stores, tmp_path, temp_dir):
     assert not list(temp_dir.iterdir())  # daily runs must not pile up leftovers
 
 
-def test_spark_runner_equals_inline(server, inline_stores, tmp_path, temp_dir):
-    spark_stores = crawl_with(server, tmp_path, "spark", SPARK_DEPTH, "--spark-master", "local[2]", "--reducers", "2")
+def test_spark_runner_equals_inline(server, inline_stores, tmp_path, temp_dir, capsys):
+    spark_stores = crawl_with(server, tmp_path, "spark", SPARK_DEPTH, "--spark-master", "local[2]", "--reducers", "2",
+                              "--progress-every", "5")
     assert spark_stores == inline_stores(SPARK_DEPTH)
     assert not list(temp_dir.iterdir())  # daily runs must not pile up leftovers
+    said = capsys.readouterr().err.splitlines()
+    # While a step runs, the progress lines show Spark's finished tasks, as spark-submit logs them.
+    assert any(re.match(r"\w+/[\d-]+: stage [\d.]+: \d+/\d+ tasks; \d+ s elapsed$", line) for line in said), said
+    # Spark's and Hadoop's own warnings, which mrjob relays, are hidden without -v.
+    assert not [line for line in said if line.startswith("mrjob")], said
