@@ -30,6 +30,7 @@ from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.mr.onewave import OneWaveJob
 from mrcrawl.mr.wholefile import WholeFileJob
 from mrcrawl.store.protocols import LineChunkProtocol
+from mrcrawl.store.records import FETCHED, GONE, NOT_MODIFIED
 
 
 class MRDbMerge(OneWaveJob, WholeFileJob, CrawlJobOptions, DbJobOptions, MRJob):
@@ -65,6 +66,10 @@ class MRDbMerge(OneWaveJob, WholeFileJob, CrawlJobOptions, DbJobOptions, MRJob):
             counts["urls added" if record is None else "urls updated"] += 1
             counts["urls queued"] += updated["queued"] is not None and updated["queued"] != (record or {}).get("queued")
             counts["duplicates"] += updated["duplicate_of"] is not None and "duplicate" in update
+            fetch = update.get("fetch")
+            if fetch and fetch["outcome"] in (FETCHED, NOT_MODIFIED):
+                counts["urls fetched" if fetch["outcome"] == FETCHED else "urls not modified"] += 1
+            counts["urls gone"] += updated["status"] == GONE and (record or {}).get("status") != GONE
             return updated
         return apply
 

@@ -4,7 +4,7 @@ A db directory holds one record per URL ever discovered (store/records.py's
 db record) in P URL partition files, a digest index in P digest partition
 files, and `db.json`:
 
-    DB/db.json                 {"format", "partitions": P, "generation": G, "applied": ...}
+    DB/db.json                 {"format", "partitions": P, "generation": G, "applied": ..., "runs": ...}
     DB/gen-<G>/part-00000 ..   the URL partitions 0 .. P-1
     DB/gen-<G>/part-<P> ..     the digest partitions 0 .. P-1, as files P .. 2P-1
     DB/.lock                   held by the run that works on the db
@@ -66,6 +66,11 @@ GENERATION = "gen-{:06d}"  # the directory of a generation of the db
 # What CrawlDb.create() writes before db.json, which makes the db: a run
 # killed while making its db left some of these, and it is made again over them.
 CREATE_LEFTOVERS = frozenset({DB_LOCK, GENERATION.format(0), DB_META + ".tmp"})
+# What db.json keeps of each run that updated the db, in `runs`, by the
+# run's start: the db update's counters (jobs/db_merge.py) that show how the
+# crawl moves from day to day, summed over the run's layers.  The crawl
+# report draws them as its trend across runs.
+RUN_COUNTS = ("urls added", "urls fetched", "urls not modified", "urls gone")
 PARTITION_DIGITS = 5  # a batch key's prefix has a fixed width, so it sorts as the partition does
 
 _lines = Utf8JsonProtocol()
@@ -397,10 +402,21 @@ class CrawlDb:
         self.store.remove(written)
         return written
 
-    def commit(self, applied: str) -> None:
-        """Make the next generation the db (the update `applied` wrote it), then drop the old ones."""
+    def commit(self, applied: str, run: str | None = None, counts: dict | None = None) -> None:
+        """Make the next generation the db (the update `applied` wrote it), then drop the old ones.
+
+        `counts` are the update's counters; those of RUN_COUNTS are added to
+        the run's entry in db.json's `runs` (by `run`, its start) in the same
+        write, so an update is counted exactly when it is committed."""
         meta = dict(self.meta())
         meta.update(generation=meta["generation"] + 1, applied=applied)
+        if run is not None and counts:
+            runs = dict(meta.get("runs") or {})
+            entry = dict(runs.get(run) or dict.fromkeys(RUN_COUNTS, 0))
+            for name in RUN_COUNTS:
+                entry[name] = entry.get(name, 0) + counts.get(name, 0)
+            runs[run] = entry
+            meta["runs"] = runs
         self._write_meta(meta)  # the commit: readers now see the new generation
         pause_point(f"db committed {applied}")
         # Every older generation, not only the last: a run killed at this
