@@ -1,7 +1,8 @@
 """A crawl directory as the exports read it: its config, its layers, its part files.
 
-The exports (WARC, the Parquet page index) read the per-layer stores doc/<L>/,
-out/<L>/ and dup/<L>/ one part file at a time, through this one reader.
+The exports (WARC, the Parquet page index) and the crawl report read the
+per-layer stores doc/<L>/, out/<L>/ and dup/<L>/ one part file at a time,
+through this one reader.
 """
 from __future__ import annotations
 
@@ -23,7 +24,9 @@ class NoCrawl(Exception):
 class CrawlReader:
     """A finished (or partly finished) crawl directory, as the exports read it."""
 
-    def __init__(self, root: str | Path):
+    def __init__(self, root: str | Path, require_layers: bool = True):
+        """Raises NoCrawl when `root` holds no crawl, or with `require_layers`
+        when no layer has been crawled yet (the crawl report reads the rest)."""
         self.store = CrawlStore(root)
         store = self.store
         if not store.holds_crawl():
@@ -34,7 +37,7 @@ class CrawlReader:
         if not store.config_path.exists():
             raise NoCrawl(f"{store.root}: holds no crawl config ({store.config_path.name} is missing)")
         self.layers = sorted(int(path.name) for path in (store.root / "doc").glob("*") if path.name.isdigit())
-        if not self.layers:
+        if require_layers and not self.layers:
             raise NoCrawl(f"{store.root}: holds no crawled layer yet (no doc/0/)")
         self.config = CrawlConfig.from_json(store.config_path.read_text(encoding="utf-8"))
         self.state = store.load_state()

@@ -1,0 +1,263 @@
+"""What the crawl report shows, gathered from a crawl directory and its crawl db.
+
+The doc stores are read one part file at a time and only aggregates are
+kept: a few counters per host, fixed histogram bins, a few example URLs per
+kind of error, and the requests per second of the run's wall time.  A
+host's URLs of one layer are all in one part file (the Crawler's key is the
+host), so the gaps between its requests are measured there and forgotten.
+"""
+from __future__ import annotations
+
+import json
+from array import array
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from lxml import etree
+
+from mrcrawl.frontier.crawldb import RUN_COUNTS, CrawlDb, NoCrawlDb
+from mrcrawl.page.urls import host_key
+from mrcrawl.store.cluster_store import is_cluster_path
+from mrcrawl.store.crawl_reader import CrawlReader, NoCrawl, read_part
+from mrcrawl.store.crawl_store import CrawlStore
+from mrcrawl.store.records import FETCHED, NOT_MODIFIED, error_kind
+
+# The steps of one layer, in the order the driver runs them.
+LAYER_STEPS = ("crawl", "parse", "dbbatch", "dedup", "dbupdate", "optimize")
+# Main-text lengths (characters) are counted in these bins: the lower bounds.
+TEXT_LENGTH_BINS = (0, 1, 100, 250, 500, 1000, 2000, 5000, 10000, 20000)
+ERROR_EXAMPLES = 3  # example URLs kept per kind of error
+# Kinds of error kept: error_kind() makes a small set, this bounds a surprise.
+MAX_ERROR_KINDS = 500
+# A fetch time is written to the millisecond, so a gap read from two of them
+# may be up to 1 ms short of the real one: only a gap shorter by more is flagged.
+TIME_RESOLUTION = 0.001
+
+
+class ReportError(Exception):
+    """What the report cannot be made from; the message says what is wrong."""
+
+
+@dataclass
+class HostFigures:
+    urls: int = 0
+    outcomes: Counter = field(default_factory=Counter)
+    bytes: int = 0
+    errors: int = 0
+    smallest_gap: float | None = None  # seconds between two request starts in one layer; None: fewer than two
+
+
+@dataclass
+class ErrorFigures:
+    count: int = 0
+    examples: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LayerFigures:
+    layer: int
+    outcomes: Counter
+    seconds: dict[str, float]  # by step kind (LAYER_STEPS)
+
+
+@dataclass
+class DayTrend:
+    day: str  # YYYY-MM-DD (UTC) of the runs' starts
+    runs: int
+    counts: dict[str, int]  # RUN_COUNTS
+
+
+@dataclass
+class CrawlFigures:
+    directory: str
+    name: str
+    language: str
+    run: str  # the run's start as the crawl's clock had it (--now)
+    depth: int
+    runners: list[str]
+    seeds: int
+    delay: float
+    db: str | None
+    steps: dict[str, float]  # every finished step's seconds, in the order run
+    result: str
+    complete: bool
+    layers: list[LayerFigures] = field(default_factory=list)
+    hosts: dict[str, HostFigures] = field(default_factory=dict)
+    charsets: Counter = field(default_factory=Counter)
+    content_types: Counter = field(default_factory=Counter)
+    errors: dict[str, ErrorFigures] = field(default_factory=dict)
+    text_lengths: list[int] = field(default_factory=lambda: [0] * len(TEXT_LENGTH_BINS))
+    bytes: int = 0
+    first_request: float | None = None  # epoch seconds
+    last_request: float | None = None
+    requests_per_second: Counter = field(default_factory=Counter)  # (epoch second, "fetched"|"other") -> URLs
+    trend: list[DayTrend] | None = None
+    trend_note: str = ""
+
+    @property
+    def outcomes(self) -> Counter:
+        total = Counter()
+        for layer in self.layers:
+            total.update(layer.outcomes)
+        return total
+
+    @property
+    def fetched(self) -> int:
+        return self.outcomes[FETCHED] + self.outcomes[NOT_MODIFIED]
+
+    @property
+    def attempted(self) -> int:
+        return sum(self.outcomes.values())
+
+    @property
+    def step_seconds(self) -> float:
+        return sum(self.steps.values())
+
+
+def gather(directory: str | Path, db: str | None = None) -> CrawlFigures:
+    """The figures of the crawl in `directory`; the trend from `db`, else
+    from the crawl db crawl.json names.  Raises ReportError."""
+    if is_cluster_path(str(directory)):
+        raise ReportError(f"{directory}: the report reads local disk; copy the crawl directory down first")
+    if not Path(directory).is_dir():
+        raise ReportError(f"{directory}: no such directory")
+    try:
+        reader = CrawlReader(directory, require_layers=False)
+    except NoCrawl as error:
+        raise ReportError(str(error)) from None
+    except (OSError, ValueError) as error:
+        raise ReportError(f"{directory}: crawl.json or config.json unreadable ({error})") from None
+    state, config = reader.state, reader.config
+    done = state.get("done", {})
+    figures = CrawlFigures(
+        directory=str(reader.store.root), name=config.name, language=config.language, run=state.get("run", "?"),
+        depth=state.get("depth", 0), runners=list(state.get("runners", [])), seeds=state.get("seeds_count", 0),
+        delay=config.delay, db=db or state.get("db"), steps={name: step["seconds"] for name, step in done.items()},
+        result="", complete=any(name.startswith("xml/") for name in done),
+    )
+    for layer in (layer for layer in reader.layers if f"crawl/{layer}" in done):
+        seconds = {kind: done[f"{kind}/{layer}"]["seconds"] for kind in LAYER_STEPS if f"{kind}/{layer}" in done}
+        figures.layers.append(LayerFigures(layer, _read_layer(reader, layer, figures), seconds))
+    if figures.complete:
+        _read_text_lengths(reader.store, state["started_at"], figures)
+    figures.result = _result(figures, done)
+    _read_trend(figures, explicit_db=db is not None)
+    return figures
+
+
+def _read_layer(reader: CrawlReader, layer: int, figures: CrawlFigures) -> Counter:
+    """Count the layer's doc records into `figures`; return the layer's outcomes."""
+    outcomes = Counter()
+    for part in reader.doc_parts(layer):
+        request_times: dict[str, array] = {}
+        for _, doc in read_part(part):
+            outcomes[doc["outcome"]] += 1
+            _count_doc(doc, figures, request_times)
+        for host, times in request_times.items():
+            _note_gap(figures.hosts[host], sorted(times))
+    return outcomes
+
+
+def _count_doc(doc: dict, figures: CrawlFigures, request_times: dict[str, array]) -> None:
+    host = figures.hosts.setdefault(host_key(doc["url"]), HostFigures())
+    host.urls += 1
+    host.outcomes[doc["outcome"]] += 1
+    size = _base64_length(doc.get("body") or doc.get("archive_body"))
+    host.bytes += size
+    figures.bytes += size
+    kind = error_kind(doc)
+    if kind:
+        host.errors += 1
+        if kind in figures.errors or len(figures.errors) < MAX_ERROR_KINDS:
+            error = figures.errors.setdefault(kind, ErrorFigures())
+            error.count += 1
+            if len(error.examples) < ERROR_EXAMPLES:
+                error.examples.append(doc["requested_url"])
+    if doc.get("status") not in (None, 304):  # an answer with a body: a 304 has neither body nor type
+        figures.content_types[doc.get("content_type") or "(none)"] += 1
+    if doc["outcome"] == FETCHED:
+        figures.charsets[doc.get("encoding") or "(unknown)"] += 1
+    if doc.get("attempts"):  # a request was sent: fetched_at is when the last one started
+        moment = datetime.fromisoformat(doc["fetched_at"].replace("Z", "+00:00")).timestamp()
+        request_times.setdefault(host_key(doc["url"]), array("d")).append(moment)
+        figures.first_request = moment if figures.first_request is None else min(figures.first_request, moment)
+        figures.last_request = moment if figures.last_request is None else max(figures.last_request, moment)
+        kind = "fetched" if doc["outcome"] in (FETCHED, NOT_MODIFIED) else "other"
+        figures.requests_per_second[int(moment), kind] += 1
+
+
+def _note_gap(host: HostFigures, times: list[float]) -> None:
+    for before, after in zip(times, times[1:]):
+        gap = after - before
+        if host.smallest_gap is None or gap < host.smallest_gap:
+            host.smallest_gap = gap
+
+
+def below_delay(gap: float | None, delay: float) -> bool:
+    """Whether a gap between two request starts to one host is shorter than the crawl's delay."""
+    return gap is not None and gap < delay - TIME_RESOLUTION
+
+
+def _base64_length(text: str | None) -> int:
+    """The number of bytes a canonical base64 text decodes to, without decoding it."""
+    if not text:
+        return 0
+    return len(text) * 3 // 4 - text.endswith("=") - text.endswith("==")
+
+
+def _read_text_lengths(store: CrawlStore, started_at: str, figures: CrawlFigures) -> None:
+    """Main-text lengths from the run's XML: its new and changed pages (the <content> element)."""
+    for part in store.parts(store.xml(started_at)):
+        with open(part, "rb") as lines:
+            for line in lines:
+                document = line.rstrip(b"\r\n").partition(b"\t")[2]
+                if not document:
+                    continue
+                content = etree.fromstring(document).find("content")
+                length = len(content.text or "") if content is not None else 0
+                figures.text_lengths[text_length_bin(length)] += 1
+
+
+def text_length_bin(length: int) -> int:
+    """The index in TEXT_LENGTH_BINS of the bin that counts `length`."""
+    return max(index for index, low in enumerate(TEXT_LENGTH_BINS) if length >= low)
+
+
+def _result(figures: CrawlFigures, done: dict) -> str:
+    if not done:
+        return "no step finished"
+    if not figures.complete:
+        last = list(done)[-1]
+        return f"stopped after {last}: a step failed or the run was interrupted; run the crawl again with --resume"
+    if not figures.fetched:
+        return "no page fetched (the driver exits with status 3)"
+    return "complete"
+
+
+def _read_trend(figures: CrawlFigures, explicit_db: bool) -> None:
+    """Per day, the counts db.json keeps of each run (frontier/crawldb.py's RUN_COUNTS)."""
+    if not figures.db:
+        figures.trend_note = "crawl.json names no crawl db"
+        return
+    if is_cluster_path(figures.db):
+        figures.trend_note = f"the crawl db {figures.db} is on a cluster: copy it down and pass --db"
+        return
+    try:
+        runs = CrawlDb(CrawlStore(figures.db)).meta().get("runs") or {}
+    except (NoCrawlDb, OSError, json.JSONDecodeError) as error:
+        if explicit_db:
+            raise ReportError(f"--db {figures.db}: {error}") from None
+        figures.trend_note = f"the crawl db is not readable: {error}"
+        return
+    days: dict[str, DayTrend] = {}
+    for run in sorted(runs):
+        day = days.setdefault(run[:10], DayTrend(run[:10], 0, dict.fromkeys(RUN_COUNTS, 0)))
+        day.runs += 1
+        for name in RUN_COUNTS:
+            day.counts[name] += int(runs[run].get(name, 0))
+    figures.trend = list(days.values())
+    if not runs:
+        figures.trend_note = "the crawl db has recorded no run yet"
+
