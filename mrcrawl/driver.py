@@ -56,6 +56,7 @@ from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.mr.progress import task_reports
 from mrcrawl.page.urls import UrlFilter, normalize_url
 from mrcrawl.progress import DEFAULT_EVERY, StepWatch, progress_stream
+from mrcrawl.report import ReportError, write_report
 from mrcrawl.store.cluster_store import ClusterCrawlStore, is_cluster_path
 from mrcrawl.store.crawl_store import CRAWL_STATE, STARTUP_LEFTOVERS, STATE_FORMAT, CrawlStore, pause_point
 from mrcrawl.store.records import FETCHED, NOT_MODIFIED, OUTCOMES, iso_utc
@@ -331,6 +332,7 @@ class Crawl:
             self.say(f"the crawl already has depth {kept}; --depth {depth} keeps it at {kept}")
             depth = kept
         self.state["depth"] = depth
+        self.state["runners"] = list(dict.fromkeys([*self.state.get("runners", []), self.runner]))  # for the report
         self.store.save_state(self.state)
         self.generate()
         layers = 0
@@ -456,7 +458,7 @@ class Crawl:
         pause_point(f"written {name}")
         try:
             if into_db:
-                self.db.commit(self._db_update_name(name))
+                self.db.commit(self._db_update_name(name), self.state["run"], (counters or {}).get("dbupdate"))
             else:
                 self.store.commit(written, output)
             pause_point(f"committed {name}")
@@ -875,7 +877,19 @@ def main(argv: list[str] | None = None, resume_hint: str | None = None) -> int:
         except UsageError as error:
             log.error("%s", error)
             return EXIT_USAGE
-        return run_crawl(store, state, config, args, resume_hint)
+        status = run_crawl(store, state, config, args, resume_hint)
+        if status != EXIT_INTERRUPTED and not isinstance(store, ClusterCrawlStore):
+            write_run_report(store)
+        return status
+
+
+def write_run_report(store: CrawlStore) -> None:
+    """DIR/report.html, however the run ended: one that cannot be written is a
+    warning, and changes neither the crawl nor its exit status."""
+    try:
+        log.info("report: %s", write_report(store.root))
+    except (ReportError, OSError) as error:
+        log.warning("the crawl report was not written: %s", error)
 
 
 def run_crawl(store: CrawlStore, state: dict, config: CrawlConfig, args: argparse.Namespace, resume_hint: str) -> int:

@@ -6,6 +6,7 @@ import re
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import yaml
 
@@ -20,13 +21,19 @@ def closed_port() -> int:
         return probe.getsockname()[1]
 
 
-def test_seeds_nobody_answers_exit_non_zero_naming_the_cause(tmp_path, capsys):
+def write_unanswered_inputs(directory: Path) -> tuple[Path, Path]:
+    """A seed file of three URLs on two hosts where nothing listens, and a config for them."""
     port = closed_port()
-    seeds = tmp_path / "seeds.txt"
+    seeds = directory / "seeds.txt"
     seeds.write_text(f"http://127.0.0.2:{port}/\nhttp://127.0.0.2:{port}/news\nhttp://127.0.0.3:{port}/\n")
-    conf = tmp_path / "dead.yaml"
+    conf = directory / "dead.yaml"
     conf.write_text(yaml.safe_dump({"language": "en", "user_agent": "mrcrawl-test/1.0 (+http://127.0.0.1/)",
                                     "allow_private_networks": True, "delay": 0, "retries": 1, "timeout": 1}))
+    return seeds, conf
+
+
+def test_seeds_nobody_answers_exit_non_zero_naming_the_cause(tmp_path, capsys):
+    seeds, conf = write_unanswered_inputs(tmp_path)
     output = tmp_path / "crawl"
 
     assert crawl(seeds, conf, output, 2) == EXIT_NOTHING_FETCHED

@@ -260,12 +260,13 @@ def index_rows(path: Path) -> list:
 
 def crawl_contents(output: Path) -> dict[str, object]:
     """Every file of a crawl directory that a run stores, by path, as comparable
-    values.  Kept out: the lock, and stats.json (each step's length, and the
-    counters of the steps this run did: a resumed run redid some)."""
+    values.  Kept out: the lock, stats.json (each step's length, and the
+    counters of the steps this run did: a resumed run redid some), and the
+    report drawn from it."""
     contents = {}
     for path in sorted(output.rglob("*")):
         name = str(path.relative_to(output))
-        if path.is_dir() or name in (".lock", "stats.json"):
+        if path.is_dir() or name in (".lock", "stats.json", "report.html"):
             continue
         if name == "crawl.json":
             state = json.loads(path.read_text())

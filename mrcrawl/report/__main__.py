@@ -15,6 +15,9 @@ EXIT_USAGE = 2  # a bad argument, or DIR or --db holds no crawl or crawl db
 def parser() -> argparse.ArgumentParser:
     made = argparse.ArgumentParser(
         prog="python -m mrcrawl.report",
+        usage="%(prog)s DIR [--db DB] [-o FILE]",
+        epilog="Exit status: 0 the page was written; 1 it could not be written there; 2 a bad command line, or DIR "
+               "holds no crawl, or --db no crawl db (one line on stderr). Nothing but the page is written.",
         description="Write one self-contained HTML page (no network needed to view it) of what a crawl did: its "
                     "summary; per layer, outcomes and step times; throughput over time; per host, URLs, outcomes, "
                     "bytes, errors and the smallest gap between two requests; charsets and content types; the top "

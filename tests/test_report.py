@@ -1,0 +1,226 @@
+"""The crawl report: its figures against the crawl's own records and the web's
+ground truth, its trend across two days on one crawl db, its escaping of
+what pages and servers send, its refusals of bad input, and the page itself
+as headless Chromium shows it.
+
+One crawl of the daily test web over two simulated days (`--now`) on one
+shared `--db` serves every test (tests/report_support.py makes it; the
+README's screenshot is made from the same two days).
+"""
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from lxml import html
+from selenium.webdriver.common.by import By
+
+from crawl_support import crawl, crawl_docs, db_records, xml_pages
+from report_support import DAYS, crawl_two_days, start_browser
+from test_failed_crawls import write_unanswered_inputs
+from mrcrawl.driver import EXIT_NOTHING_FETCHED, EXIT_OK
+from mrcrawl.page.urls import host_key
+from mrcrawl.report import gather
+from mrcrawl.report.__main__ import EXIT_NOT_WRITTEN, EXIT_USAGE, main
+from mrcrawl.report.figures import TEXT_LENGTH_BINS, text_length_bin
+from mrcrawl.store.records import FETCHED, GONE, NOT_MODIFIED, error_kind
+
+CHARTS = ("chart-layer-outcomes", "chart-layer-seconds", "chart-throughput", "chart-hosts", "chart-charsets",
+          "chart-content-types", "chart-text-lengths", "chart-trend")
+HOSTILE = {
+    "url": 'http://127.0.0.9:1/"><script>window.injected=1</script>',
+    "error": "<img src=x onerror=\"window.injected=2\"> HTTP 500 & more",
+    "content_type": "text/<b onmouseover=window.injected=3>bold</b>",
+    "name": "</title><script>window.injected=4</script>",
+}
+
+
+@pytest.fixture(scope="module")
+def days(tmp_path_factory):
+    return crawl_two_days(tmp_path_factory.mktemp("report"))
+
+
+def crawl_counters(output: Path, group: str) -> Counter:
+    """A counter group summed over the crawl steps crawl.json records."""
+    done = json.loads((output / "crawl.json").read_text())["done"]
+    return sum((Counter(step["counters"].get(group, {})) for name, step in done.items() if name.startswith("crawl/")),
+               Counter())
+
+
+def snapshot(directory: Path) -> dict[str, tuple[int, int]]:
+    return {str(path.relative_to(directory)): (path.stat().st_size, path.stat().st_mtime_ns)
+            for path in sorted(directory.rglob("*"))}
+
+
+def test_every_run_writes_its_report_and_the_db_counts_each_run_once(days):
+    assert days.statuses == {day: EXIT_OK for day in DAYS}
+    assert all((days.outputs[day] / "report.html").stat().st_size > 0 for day in DAYS)
+    runs = json.loads((days.db / "db.json").read_text())["runs"]
+    records = dict(db_records(days.db))
+    # New URLs: the db's records by the run that discovered them.
+    assert {run: entry["urls added"] for run, entry in runs.items()} == Counter(r["first_run"] for r in records.values())
+    for day, (run, entry) in zip(DAYS, sorted(runs.items())):
+        assert run.startswith(days.web.date_iso(day)[:10])
+        outcomes = crawl_counters(days.outputs[day], "outcome")
+        assert (entry["urls fetched"], entry["urls not modified"]) == (outcomes[FETCHED], outcomes[NOT_MODIFIED])
+    # Articles are deleted from day 2 on: every gone URL turned gone then, and day 2 saw some.
+    gone = sum(record["status"] == GONE for record in records.values())
+    assert [entry["urls gone"] for _, entry in sorted(runs.items())] == [0, gone] and gone > 0
+    assert [entry["urls not modified"] > 0 for _, entry in sorted(runs.items())] == [False, True]
+
+
+def test_the_figures_are_the_crawls_records_and_counters(days):
+    output = days.outputs[2]
+    figures = gather(output)
+    done = json.loads((output / "crawl.json").read_text())["done"]
+    for layer in figures.layers:
+        assert layer.outcomes == Counter(done[f"crawl/{layer.layer}"]["counters"]["outcome"])
+        assert layer.seconds["crawl"] == done[f"crawl/{layer.layer}"]["seconds"]
+    docs = crawl_docs(output)
+    assert figures.attempted == len(docs) == sum(host.urls for host in figures.hosts.values())
+    # The hosts are the web's sites, each asked politely.
+    assert set(figures.hosts) == {host_key(url) for url in days.web.seed_urls}
+    for name, host in figures.hosts.items():
+        assert host.smallest_gap is not None and host.smallest_gap >= days.config["delay"] - 0.001, name
+    assert figures.bytes == sum(len(base64.b64decode(doc.get("body") or doc.get("archive_body") or ""))
+                                for doc in docs)
+    errors = crawl_counters(output, "error")
+    assert {kind: error.count for kind, error in figures.errors.items()} == errors and errors
+    for kind, error in figures.errors.items():
+        assert set(error.examples) <= {doc["requested_url"] for doc in docs if error_kind(doc) == kind}
+    assert figures.charsets == {"utf-8": crawl_counters(output, "outcome")[FETCHED]}  # every page of the web is UTF-8
+    # Main-text lengths: the run's XML pages, each in its bin.
+    lengths = [len(page.findtext("content") or "") for page in xml_pages(output).values()]
+    expected = Counter(text_length_bin(length) for length in lengths)
+    assert figures.text_lengths == [expected[index] for index in range(len(TEXT_LENGTH_BINS))] and lengths
+    assert sum(figures.requests_per_second.values()) == sum(1 for doc in docs if doc["attempts"])
+    assert [day.day for day in figures.trend] == [days.web.date_iso(day)[:10] for day in DAYS]
+    assert figures.result == "complete"
+
+
+def test_the_page_says_what_the_figures_say(days):
+    page = html.parse(str(days.outputs[2] / "report.html"))
+    summary = {row[0].text_content(): row[1].text_content() for row in page.xpath("//table[@id='summary-table']/tr[td]")}
+    outcomes = crawl_counters(days.outputs[2], "outcome")
+    assert summary["URLs attempted"] == f"{sum(outcomes.values()):,}"
+    assert summary["pages fetched"] == f"{outcomes[FETCHED]} fetched, {outcomes[NOT_MODIFIED]} not modified"
+    assert summary["result"] == "complete" and summary["runner"] == "inline"
+    runs = json.loads((days.db / "db.json").read_text())["runs"]
+    trend = [[cell.text_content() for cell in row] for row in page.xpath("//table[@id='trend-table']/tr[td]")]
+    assert [row[2:] for row in trend] == [[f"{entry[name]:,}" for name in ("urls added", "urls fetched",
+                                           "urls not modified", "urls gone")] for _, entry in sorted(runs.items())]
+
+
+def hostile_copy(days, directory: Path) -> Path:
+    """Day 1's crawl, with a record whose URL, error and content type are
+    markup, and a crawl name that is markup."""
+    copy = shutil.copytree(days.outputs[1], directory / "hostile")
+    doc = {"url": HOSTILE["url"], "requested_url": HOSTILE["url"], "layer": 0, "outcome": "http_error",
+           "status": 500, "error": HOSTILE["error"], "content_type": HOSTILE["content_type"],
+           "fetched_at": "2026-01-05T06:00:01.000Z", "attempts": 1, "body": None, "archive_body": None}
+    with open(copy / "doc" / "0" / "part-00000", "a", encoding="utf-8") as part:
+        part.write(json.dumps(HOSTILE["url"]) + "\t" + json.dumps(doc) + "\n")
+    config = json.loads((copy / "config.json").read_text())
+    (copy / "config.json").write_text(json.dumps({**config, "name": HOSTILE["name"]}))
+    return copy
+
+
+def test_markup_from_pages_and_servers_is_shown_as_text(days, tmp_path):
+    copy = hostile_copy(days, tmp_path)
+    assert main([str(copy)]) == EXIT_OK
+    page = html.parse(str(copy / "report.html"))
+    assert not page.xpath("//script | //img | //*[@onerror or @onmouseover] | //b")
+    text = page.getroot().text_content()
+    assert page.findtext(".//title") == f"mrcrawl report: {HOSTILE['name']}"
+    assert HOSTILE["url"] in text and HOSTILE["content_type"] in text and "HTTP 500" in text
+    [row] = [row for row in page.xpath("//table[@id='error-table']/tr[td]") if HOSTILE["url"] in row.text_content()]
+    assert row[0].text_content() == error_kind({"outcome": "http_error", "error": HOSTILE["error"]})
+
+
+def test_the_report_in_a_browser(days, tmp_path):
+    """Headless Chromium: no console error, every chart shown with its marks,
+    nothing fetched from anywhere; a hostile page's markup runs nothing."""
+    report = days.outputs[2] / "report.html"
+    source = report.read_text(encoding="utf-8")
+    tree = html.fromstring(source)
+    assert not tree.xpath("//script | //link | //img | //iframe | //*[@src or @href]") and "url(" not in source
+    assert "http-equiv" in source and "default-src 'none'" in source
+    hostile = hostile_copy(days, tmp_path)
+    assert main([str(hostile)]) == EXIT_OK
+    browser = start_browser()
+    try:
+        browser.get(report.resolve().as_uri())
+        for chart_id in CHARTS:
+            chart = browser.find_element(By.ID, chart_id)
+            assert chart.is_displayed() and chart.size["width"] > 0 and chart.size["height"] > 0, chart_id
+            marks = chart.find_elements(By.CSS_SELECTOR, "rect.mark")
+            assert marks and all(mark.size["width"] > 0 and mark.size["height"] > 0 for mark in marks), chart_id
+        trend_days = {mark.get_attribute("textContent").split(":")[0]
+                      for mark in browser.find_elements(By.CSS_SELECTOR, "#chart-trend rect.mark")}
+        assert trend_days == {days.web.date_iso(day)[:10] for day in DAYS}
+        assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
+        assert browser.current_url.startswith("file://")
+        logged = browser.get_log("browser")
+        assert not [entry for entry in logged if entry["level"] == "SEVERE"], logged
+
+        browser.get((hostile / "report.html").resolve().as_uri())
+        assert browser.execute_script("return window.injected === undefined")
+        assert HOSTILE["url"] in browser.find_element(By.ID, "error-table").text
+        assert browser.title == f"mrcrawl report: {HOSTILE['name']}"
+        logged = browser.get_log("browser")
+        assert not [entry for entry in logged if entry["level"] == "SEVERE"], logged
+    finally:
+        browser.quit()
+
+
+def test_a_crawl_that_fetched_nothing_gets_a_report_that_says_so(tmp_path, capsys):
+    seeds, conf = write_unanswered_inputs(tmp_path)
+    assert crawl(seeds, conf, tmp_path / "crawl", 1) == EXIT_NOTHING_FETCHED
+    assert f"report: {tmp_path / 'crawl' / 'report.html'}" in capsys.readouterr().out
+    page = html.parse(str(tmp_path / "crawl" / "report.html"))
+    said = page.getroot().get_element_by_id("nothing-fetched").text_content()
+    assert "fetched no page" in said and "Connection refused" in said
+    assert not page.xpath("//svg[@id='chart-charsets']//*[@class='mark']")
+
+
+def test_a_crawl_stopped_before_its_first_step_still_gets_a_report(days, tmp_path):
+    started = tmp_path / "started"
+    started.mkdir()
+    shutil.copy(days.outputs[1] / "config.json", started)
+    state = json.loads((days.outputs[1] / "crawl.json").read_text())
+    (started / "crawl.json").write_text(json.dumps({**state, "done": {}}))
+    assert main([str(started), "--db", str(days.db)]) == EXIT_OK
+    page = html.parse(str(started / "report.html"))
+    assert "no step finished" in page.getroot().text_content()
+    assert not page.xpath("//svg[@id='chart-layer-outcomes']//*[@class='mark']")
+    assert page.xpath("//svg[@id='chart-trend']//*[@class='mark']")  # the db's runs are there all the same
+
+
+def test_bad_input_is_one_line_and_touches_nothing(days, tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = subprocess.run([sys.executable, "-m", "mrcrawl.report", str(empty)], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == EXIT_USAGE and list(empty.iterdir()) == []
+    assert result.stderr == f"python -m mrcrawl.report: {empty}: holds no crawl (no crawl.json)\n"
+
+    day1 = days.outputs[1]
+    before = snapshot(day1)
+    assert main([str(tmp_path / "missing")]) == EXIT_USAGE
+    assert main([str(day1), "--db", str(empty), "-o", str(tmp_path / "r.html")]) == EXIT_USAGE
+    assert main([str(day1), "-o", str(tmp_path / "no" / "such" / "dir" / "r.html")]) == EXIT_NOT_WRITTEN
+    with pytest.raises(SystemExit) as exited:
+        main([])
+    assert exited.value.code == EXIT_USAGE
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines[:3] == [f"python -m mrcrawl.report: {tmp_path / 'missing'}: no such directory",
+                         f"python -m mrcrawl.report: --db {empty}: {empty}: holds no crawl db (no db.json)",
+                         f"python -m mrcrawl.report: cannot write {tmp_path / 'no' / 'such' / 'dir' / 'r.html'}: "
+                         "No such file or directory"]
+    assert snapshot(day1) == before and not (tmp_path / "r.html").exists()
