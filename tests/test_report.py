@@ -104,6 +104,18 @@ def test_the_figures_are_the_crawls_records_and_counters(days):
     assert figures.result == "complete"
 
 
+def test_day_one_is_the_web_as_it_was_on_day_one(days):
+    """The first run requests what the web's ground truth says is within the
+    depth, layer by layer; its only errors are the articles that fail that day."""
+    figures = gather(days.outputs[1])
+    reachable = days.web.reachable(1, depth=len(figures.layers))
+    assert [sum(layer.outcomes.values()) for layer in figures.layers] == [
+        list(reachable.values()).count(layer) for layer in range(len(figures.layers))]
+    failing = set(days.web.events(1).failing)
+    assert set(figures.errors) == {"HTTP 503"} and set(figures.errors["HTTP 503"].examples) <= failing
+    assert figures.errors["HTTP 503"].count == len(failing & set(reachable))
+
+
 def test_the_page_says_what_the_figures_say(days):
     page = html.parse(str(days.outputs[2] / "report.html"))
     summary = {row[0].text_content(): row[1].text_content() for row in page.xpath("//table[@id='summary-table']/tr[td]")}
