@@ -56,7 +56,7 @@ from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.mr.progress import task_reports
 from mrcrawl.page.urls import UrlFilter, normalize_url
 from mrcrawl.progress import DEFAULT_EVERY, StepWatch, progress_stream
-from mrcrawl.report import ReportError, write_report
+from mrcrawl.report import write_report
 from mrcrawl.store.cluster_store import ClusterCrawlStore, is_cluster_path
 from mrcrawl.store.crawl_store import CRAWL_STATE, STARTUP_LEFTOVERS, STATE_FORMAT, CrawlStore, pause_point
 from mrcrawl.store.records import FETCHED, NOT_MODIFIED, OUTCOMES, iso_utc
@@ -888,8 +888,8 @@ def write_run_report(store: CrawlStore) -> None:
     warning, and changes neither the crawl nor its exit status."""
     try:
         log.info("report: %s", write_report(store.root))
-    except (ReportError, OSError) as error:
-        log.warning("the crawl report was not written: %s", error)
+    except Exception as error:  # whatever went wrong in the report, the crawl is done and stays so
+        log.warning("the crawl report was not written: %s: %s", type(error).__name__, error)
 
 
 def run_crawl(store: CrawlStore, state: dict, config: CrawlConfig, args: argparse.Namespace, resume_hint: str) -> int:

@@ -38,6 +38,8 @@ class TwoDays:
     outputs: dict[int, Path]
     db: Path
     statuses: dict[int, int]
+    seeds: Path
+    conf: Path
     config: dict
     web: object  # the DailyWeb, for its ground truth
 
@@ -54,7 +56,7 @@ def crawl_two_days(directory: Path) -> TwoDays:
             outputs[day] = directory / f"day{day}"
             statuses[day] = crawl(seeds, conf, outputs[day], DEPTH, "inline", "--db", str(db),
                                   "--now", server.web.date_iso(day))
-        return TwoDays(outputs, db, statuses, config, server.web)
+        return TwoDays(outputs, db, statuses, seeds, conf, config, server.web)
 
 
 def start_browser() -> webdriver.Chrome:

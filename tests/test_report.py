@@ -22,7 +22,7 @@ from lxml import html
 from selenium.webdriver.common.by import By
 
 from crawl_support import crawl, crawl_docs, db_records, xml_pages
-from report_support import DAYS, crawl_two_days, start_browser
+from report_support import DAYS, DEPTH, crawl_two_days, start_browser
 from test_failed_crawls import write_unanswered_inputs
 from mrcrawl.driver import EXIT_NOTHING_FETCHED, EXIT_OK
 from mrcrawl.page.urls import host_key
@@ -199,6 +199,18 @@ def test_a_crawl_that_fetched_nothing_gets_a_report_that_says_so(tmp_path, capsy
     said = page.getroot().get_element_by_id("nothing-fetched").text_content()
     assert "fetched no page" in said and "Connection refused" in said
     assert not page.xpath("//svg[@id='chart-charsets']//*[@class='mark']")
+
+
+def test_a_report_that_cannot_be_written_is_a_warning_and_the_run_keeps_its_status(days, tmp_path, capsys, caplog):
+    copy = shutil.copytree(days.outputs[2], tmp_path / "day2")
+    (copy / "report.html").unlink()
+    (copy / "report.html").mkdir()  # where the report goes, something it cannot replace
+    done = json.loads((copy / "crawl.json").read_text())["done"]
+    assert crawl(days.seeds, days.conf, copy, DEPTH, "inline", "--resume") == EXIT_OK
+    assert "report: " not in capsys.readouterr().out
+    assert [record.levelname for record in caplog.records
+            if "the crawl report was not written: IsADirectoryError" in record.getMessage()] == ["WARNING"]
+    assert json.loads((copy / "crawl.json").read_text())["done"] == done
 
 
 def test_a_crawl_stopped_before_its_first_step_still_gets_a_report(days, tmp_path):
