@@ -877,15 +877,15 @@ def main(argv: list[str] | None = None, resume_hint: str | None = None) -> int:
         except UsageError as error:
             log.error("%s", error)
             return EXIT_USAGE
-        status = run_crawl(store, state, config, args, resume_hint)
-        if status != EXIT_INTERRUPTED and not isinstance(store, ClusterCrawlStore):
-            write_run_report(store)
-        return status
+        return run_crawl(store, state, config, args, resume_hint)
 
 
 def write_run_report(store: CrawlStore) -> None:
-    """DIR/report.html, however the run ended: one that cannot be written is a
-    warning, and changes neither the crawl nor its exit status."""
+    """DIR/report.html, however the run ended but for Ctrl-C, written before
+    the line that ends the run (the last one on stderr): one that cannot be
+    written is a warning, and changes neither the crawl nor its exit status."""
+    if isinstance(store, ClusterCrawlStore):  # the report reads local disk: `mrcrawl report` on a copy
+        return
     try:
         log.info("report: %s", write_report(store.root))
     except Exception as error:  # whatever went wrong in the report, the crawl is done and stays so
@@ -905,6 +905,7 @@ def run_crawl(store: CrawlStore, state: dict, config: CrawlConfig, args: argpars
             # OSError outside a job (saving crawl.json, a commit's rename)
             # leaves the steps crawl.json names, as a failed job does.
             if not isinstance(error, KeyboardInterrupt) and not INTERRUPTED.is_set():
+                write_run_report(store)
                 log.error("\n".join(failure_lines(error, store.root, resume_hint)))
                 return EXIT_STEP_FAILED
             log.error(f"mrcrawl: interrupted; the finished steps are kept in {store.root}; to go on, run: {resume_hint}")
@@ -912,6 +913,7 @@ def run_crawl(store: CrawlStore, state: dict, config: CrawlConfig, args: argpars
         finally:
             crawl.close()
     if not totals[FETCHED] + totals[NOT_MODIFIED]:
+        write_run_report(store)
         log.error(f"mrcrawl: no page fetched: {why_nothing_was_fetched(state['done'], args.conf)}")
         return EXIT_NOTHING_FETCHED
     for kind in args.export:
@@ -919,9 +921,11 @@ def run_crawl(store: CrawlStore, state: dict, config: CrawlConfig, args: argpars
             summary = run_exports(store.root, [kind])[kind]
         except OSError as error:  # the export's scratch is gone, its previous output kept: --resume exports again
             what = f"the {kind} export failed: {type(error).__name__}: {error}"
+            write_run_report(store)
             log.error("\n".join(failure_lines(error, store.root, resume_hint, what)))
             return EXIT_STEP_FAILED
         log.info(describe_export(kind, summary))
+    write_run_report(store)
     return EXIT_OK
 
 

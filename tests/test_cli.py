@@ -158,7 +158,7 @@ def test_a_crawl_says_its_progress_on_stderr_and_nothing_on_stdout(crawls):
     said = run.stderr.splitlines()
     assert said[0].startswith("mrcrawl: crawl 'testweb' (en), depth 1, runner inline")
     assert any(re.match(r"^  crawl/0 +[\d.]+ s  3 URLs in: fetched 3", line) for line in said), run.stderr
-    assert said[-1].startswith("done in ")
+    assert said[-2].startswith("done in ") and said[-1].startswith("report: ") and said[-1].endswith("/crawl/report.html")
     assert not [line for line in said if line.startswith("mrjob")], "mrjob's own lines without -v"
 
 

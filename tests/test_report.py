@@ -194,7 +194,9 @@ def test_the_report_in_a_browser(days, tmp_path):
 def test_a_crawl_that_fetched_nothing_gets_a_report_that_says_so(tmp_path, capsys):
     seeds, conf = write_unanswered_inputs(tmp_path)
     assert crawl(seeds, conf, tmp_path / "crawl", 1) == EXIT_NOTHING_FETCHED
-    assert f"report: {tmp_path / 'crawl' / 'report.html'}" in capsys.readouterr().out
+    said = capsys.readouterr().err.splitlines()
+    # Written before the line that ends the run, which stays the last one.
+    assert said[-2:-1] == [f"report: {tmp_path / 'crawl' / 'report.html'}"] and "no page fetched" in said[-1], said
     page = html.parse(str(tmp_path / "crawl" / "report.html"))
     said = page.getroot().get_element_by_id("nothing-fetched").text_content()
     assert "fetched no page" in said and "Connection refused" in said
@@ -232,7 +234,7 @@ def test_bad_input_is_one_line_and_touches_nothing(days, tmp_path, capsys):
     result = subprocess.run([sys.executable, "-m", "mrcrawl.report", str(empty)], capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == EXIT_USAGE and list(empty.iterdir()) == []
-    assert result.stderr == f"python -m mrcrawl.report: {empty}: holds no crawl (no crawl.json)\n"
+    assert result.stderr == f"mrcrawl report: {empty}: holds no crawl (no crawl.json)\n"
 
     day1 = days.outputs[1]
     before = snapshot(day1)
@@ -243,8 +245,8 @@ def test_bad_input_is_one_line_and_touches_nothing(days, tmp_path, capsys):
         main([])
     assert exited.value.code == EXIT_USAGE
     lines = capsys.readouterr().err.strip().splitlines()
-    assert lines[:3] == [f"python -m mrcrawl.report: {tmp_path / 'missing'}: no such directory",
-                         f"python -m mrcrawl.report: --db {empty}: {empty}: holds no crawl db (no db.json)",
-                         f"python -m mrcrawl.report: cannot write {tmp_path / 'no' / 'such' / 'dir' / 'r.html'}: "
+    assert lines[:3] == [f"mrcrawl report: {tmp_path / 'missing'}: no such directory",
+                         f"mrcrawl report: --db {empty}: {empty}: holds no crawl db (no db.json)",
+                         f"mrcrawl report: cannot write {tmp_path / 'no' / 'such' / 'dir' / 'r.html'}: "
                          "No such file or directory"]
     assert snapshot(day1) == before and not (tmp_path / "r.html").exists()

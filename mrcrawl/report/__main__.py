@@ -1,4 +1,4 @@
-"""`python -m mrcrawl.report DIR [--db DB] [-o FILE]`: write a crawl's report on demand."""
+"""`mrcrawl report DIR [--db DB] [-o FILE]` (or `python -m mrcrawl.report ...`): write a crawl's report on demand."""
 from __future__ import annotations
 
 import argparse
@@ -14,7 +14,7 @@ EXIT_USAGE = 2  # a bad argument, or DIR or --db holds no crawl or crawl db
 
 def parser() -> argparse.ArgumentParser:
     made = argparse.ArgumentParser(
-        prog="python -m mrcrawl.report",
+        prog="mrcrawl report",
         usage="%(prog)s DIR [--db DB] [-o FILE]",
         epilog="Exit status: 0 the page was written; 1 it could not be written there; 2 a bad command line, or DIR "
                "holds no crawl, or --db no crawl db (one line on stderr). Nothing but the page is written.",
@@ -25,7 +25,7 @@ def parser() -> argparse.ArgumentParser:
                     "modified and gone URLs per day.  Every crawl run writes it as DIR/report.html.",
     )
     made.add_argument("directory", metavar="DIR", help="the crawl directory (the driver's --output)")
-    made.add_argument("--db", help="the crawl db to draw the trend across runs from "
+    made.add_argument("--db", metavar="DB", help="the crawl db to draw the trend across runs from "
                                    "(default: the one the crawl used, as crawl.json names it)")
     made.add_argument("-o", "--output", metavar="FILE", help=f"where to write the page (default: DIR/{REPORT_FILE})")
     return made
