@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import logging
 import sys
 from typing import TextIO
@@ -32,11 +33,17 @@ class _StderrHandler(logging.StreamHandler):
 
     def __init__(self):
         super().__init__(sys.stderr)
+        self._stderr_at_start = sys.stderr
         self.display: TextIO | None = None
 
     @property
     def stream(self):
-        return self.display or sys.stderr
+        if self.display:
+            return self.display
+        # mrjob's inline runner gives each task a binary stderr of its own,
+        # for the task's counter lines: a line logged inside a task (a fetch
+        # warning) goes to the stderr the command started with.
+        return sys.stderr if isinstance(sys.stderr, io.TextIOBase) else self._stderr_at_start
 
     @stream.setter
     def stream(self, _):
