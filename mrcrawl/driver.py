@@ -881,9 +881,8 @@ def main(argv: list[str] | None = None, resume_hint: str | None = None) -> int:
 
 
 def write_run_report(store: CrawlStore) -> None:
-    """DIR/report.html, however the run ended but for Ctrl-C, written before
-    the line that ends the run (the last one on stderr): one that cannot be
-    written is a warning, and changes neither the crawl nor its exit status."""
+    """DIR/report.html: one that cannot be written is a warning, and changes
+    neither the crawl nor its exit status."""
     if isinstance(store, ClusterCrawlStore):  # the report reads local disk: `mrcrawl report` on a copy
         return
     try:
@@ -893,7 +892,21 @@ def write_run_report(store: CrawlStore) -> None:
 
 
 def run_crawl(store: CrawlStore, state: dict, config: CrawlConfig, args: argparse.Namespace, resume_hint: str) -> int:
-    """Crawl, holding the locks; return the exit status."""
+    """Crawl and export, holding the locks; write the report, however the run
+    ended but for Ctrl-C, before the line that says how a run that failed
+    ended (the last one on stderr); return the exit status."""
+    status, ending = crawl_and_export(store, state, config, args, resume_hint)
+    if status != EXIT_INTERRUPTED:
+        write_run_report(store)
+    if ending:
+        log.error(ending)
+    return status
+
+
+def crawl_and_export(store: CrawlStore, state: dict, config: CrawlConfig, args: argparse.Namespace,
+                     resume_hint: str) -> tuple[int, str | None]:
+    """Crawl, then write the exports; return the exit status, and for a run
+    that did not succeed what to say of how it ended."""
     log.info(f"mrcrawl: crawl {config.name!r} ({config.language}), depth {args.depth}, runner {args.runner}, "
              f"into {store.root}, as of {state['run']}, crawl db {state['db']}")
     with interrupts_remembered():
@@ -905,28 +918,21 @@ def run_crawl(store: CrawlStore, state: dict, config: CrawlConfig, args: argpars
             # OSError outside a job (saving crawl.json, a commit's rename)
             # leaves the steps crawl.json names, as a failed job does.
             if not isinstance(error, KeyboardInterrupt) and not INTERRUPTED.is_set():
-                write_run_report(store)
-                log.error("\n".join(failure_lines(error, store.root, resume_hint)))
-                return EXIT_STEP_FAILED
-            log.error(f"mrcrawl: interrupted; the finished steps are kept in {store.root}; to go on, run: {resume_hint}")
-            return EXIT_INTERRUPTED
+                return EXIT_STEP_FAILED, "\n".join(failure_lines(error, store.root, resume_hint))
+            return (EXIT_INTERRUPTED,
+                    f"mrcrawl: interrupted; the finished steps are kept in {store.root}; to go on, run: {resume_hint}")
         finally:
             crawl.close()
     if not totals[FETCHED] + totals[NOT_MODIFIED]:
-        write_run_report(store)
-        log.error(f"mrcrawl: no page fetched: {why_nothing_was_fetched(state['done'], args.conf)}")
-        return EXIT_NOTHING_FETCHED
+        return EXIT_NOTHING_FETCHED, f"mrcrawl: no page fetched: {why_nothing_was_fetched(state['done'], args.conf)}"
     for kind in args.export:
         try:
             summary = run_exports(store.root, [kind])[kind]
         except OSError as error:  # the export's scratch is gone, its previous output kept: --resume exports again
             what = f"the {kind} export failed: {type(error).__name__}: {error}"
-            write_run_report(store)
-            log.error("\n".join(failure_lines(error, store.root, resume_hint, what)))
-            return EXIT_STEP_FAILED
+            return EXIT_STEP_FAILED, "\n".join(failure_lines(error, store.root, resume_hint, what))
         log.info(describe_export(kind, summary))
-    write_run_report(store)
-    return EXIT_OK
+    return EXIT_OK, None
 
 
 def resume_command(argv: list[str]) -> str:

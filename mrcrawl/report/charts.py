@@ -67,6 +67,12 @@ def _svg(chart_id: str, title: str, height: int, body: str) -> str:
             f'{body}</svg></figure>')
 
 
+def _mark(x: float, y: float, width: float, height: float, color: str, tooltip: str) -> str:
+    """One data mark: a bar, with its figure as the tooltip."""
+    return (f'<rect class="mark" x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{height:.1f}" '
+            f'fill="{_text(color)}"><title>{_text(tooltip)}</title></rect>')
+
+
 def _nothing(chart_id: str, title: str, why: str) -> str:
     return _svg(chart_id, title, 40, f'<text class="empty" x="0" y="24">{_text(why)}</text>')
 
@@ -94,9 +100,7 @@ def stacked_bars(chart_id: str, title: str, rows: list[str], series: list[tuple[
             if value <= 0:
                 continue
             width = max(value * scale, 1.0)
-            parts.append(f'<rect class="mark" x="{x:.1f}" y="{y + 3}" width="{width:.1f}" height="{ROW_HEIGHT - 6}" '
-                         f'fill="{_text(color)}"><title>{_text(row)}: {_text(name)} {number(value)}{_text(unit)}'
-                         f'</title></rect>')
+            parts.append(_mark(x, y + 3, width, ROW_HEIGHT - 6, color, f"{row}: {name} {number(value)}{unit}"))
             x += width
         parts.append(f'<text class="value" x="{x + 4:.1f}" y="{y + 15}">{number(total)}{_text(unit)}</text>')
     axis_y = LEGEND_HEIGHT + len(rows) * ROW_HEIGHT
@@ -133,9 +137,7 @@ def columns(chart_id: str, title: str, labels: list[str], series: list[tuple[str
             if value > 0:
                 tall = max(value * scale, 1.0)
                 y = bottom - tall if stacked else plot_bottom - tall
-                parts.append(f'<rect class="mark" x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" height="{tall:.1f}" '
-                             f'fill="{_text(color)}"><title>{_text(label)}: {_text(name)} {number(value)}{_text(unit)}'
-                             f'</title></rect>')
+                parts.append(_mark(x, y, width, tall, color, f"{label}: {name} {number(value)}{unit}"))
                 bottom = y if stacked else bottom
             if not stacked:
                 x += width

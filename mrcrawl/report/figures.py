@@ -12,12 +12,12 @@ import json
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 from lxml import etree
 
 from mrcrawl.frontier.crawldb import RUN_COUNTS, CrawlDb, NoCrawlDb
+from mrcrawl.frontier.db_update import parse_time
 from mrcrawl.page.urls import host_key
 from mrcrawl.store.cluster_store import is_cluster_path
 from mrcrawl.store.crawl_reader import CrawlReader, NoCrawl, read_part
@@ -161,7 +161,8 @@ def _read_layer(reader: CrawlReader, layer: int, figures: CrawlFigures) -> Count
 
 
 def _count_doc(doc: dict, figures: CrawlFigures, request_times: dict[str, array]) -> None:
-    host = figures.hosts.setdefault(host_key(doc["url"]), HostFigures())
+    origin = host_key(doc["url"])
+    host = figures.hosts.setdefault(origin, HostFigures())
     host.urls += 1
     host.outcomes[doc["outcome"]] += 1
     size = _base64_length(doc.get("body") or doc.get("archive_body"))
@@ -180,8 +181,8 @@ def _count_doc(doc: dict, figures: CrawlFigures, request_times: dict[str, array]
     if doc["outcome"] == FETCHED:
         figures.charsets[doc.get("encoding") or "(unknown)"] += 1
     if doc.get("attempts"):  # a request was sent: fetched_at is when the last one started
-        moment = datetime.fromisoformat(doc["fetched_at"].replace("Z", "+00:00")).timestamp()
-        request_times.setdefault(host_key(doc["url"]), array("d")).append(moment)
+        moment = parse_time(doc["fetched_at"]).timestamp()
+        request_times.setdefault(origin, array("d")).append(moment)
         figures.first_request = moment if figures.first_request is None else min(figures.first_request, moment)
         figures.last_request = moment if figures.last_request is None else max(figures.last_request, moment)
         kind = "fetched" if doc["outcome"] in (FETCHED, NOT_MODIFIED) else "other"
