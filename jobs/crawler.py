@@ -6,20 +6,29 @@ and politeness can be kept there, in the order of their ranks.  Combine:
 drop duplicate URLs.  Reduce: the threaded fetcher, fed host by host,
 yields one doc record per URL.
 """
-from mrjob.job import MRJob
+from collections import Counter
 
 from mrcrawl.fetch.fetcher import Fetcher
 from mrcrawl.frontier.generate import unique_adjacent
-from mrcrawl.mr.jobconf import CrawlJobOptions
-from mrcrawl.mr.onewave import OneWaveJob
+from mrcrawl.mr.job import CounterGroup, CrawlJob, JobCounter
 from mrcrawl.page.urls import host_key
+from mrcrawl.store.failures import error_label
 from mrcrawl.store.protocols import Utf8JsonProtocol
-from mrcrawl.store.records import error_kind
+from mrcrawl.store.records import FETCHED, NOT_MODIFIED, OUTCOMES
+
+# How many kinds of error the step's summary names, most common first.
+TOP_ERRORS = 3
 
 
 # All of a task's hosts are fetched at once, so the reduce must not run in
 # waves (see mrcrawl/mr/onewave.py).
-class MRCrawler(OneWaveJob, CrawlJobOptions, MRJob):
+class MRCrawler(CrawlJob):
+    STEP = "crawl"
+    URLS_IN = JobCounter(STEP, "urls in")
+    OUTCOMES = CounterGroup("outcome")  # doc records by outcome
+    ERRORS = CounterGroup("error")  # failed doc records by error kind (store/failures.py)
+    FETCH = CounterGroup("fetch")  # the fetcher's own figures: requests, retries, bytes, ...
+
     INPUT_PROTOCOL = Utf8JsonProtocol
     INTERNAL_PROTOCOL = Utf8JsonProtocol
     OUTPUT_PROTOCOL = Utf8JsonProtocol
@@ -30,7 +39,7 @@ class MRCrawler(OneWaveJob, CrawlJobOptions, MRJob):
     }
 
     def mapper(self, url, entry):
-        self.increment_counter("crawl", "urls in")
+        self.count(self.URLS_IN)
         yield host_key(url), [entry["rank"], url, entry]
 
     def combiner(self, host, ranked):
@@ -47,19 +56,44 @@ class MRCrawler(OneWaveJob, CrawlJobOptions, MRJob):
     def reducer_final(self):
         yield from self.emit(self.fetcher.finish())
         for name, amount in self.fetcher.stats.items():
-            self.increment_counter("fetch", name, amount)
+            self.increment_counter(self.FETCH.group, name, amount)
 
     def emit(self, docs):
         for doc in docs:
-            self.increment_counter("outcome", doc["outcome"])
-            kind = error_kind(doc)
-            if kind:
-                self.increment_counter("error", kind)
+            self.increment_counter(self.OUTCOMES.group, doc["outcome"])
+            if doc["error_kind"]:
+                self.increment_counter(self.ERRORS.group, doc["error_kind"])
             yield doc["url"], doc
 
     def report_progress(self, progress):
         # Hadoop kills a task that reports nothing for mapreduce.task.timeout.
         self.set_status(" ".join(f"{key}={value}" for key, value in progress.items()))
+
+    # ---- what its counters say -------------------------------------------------
+
+    @staticmethod
+    def pages(outcomes: Counter) -> int:
+        """Of URLs by outcome, the pages: fetched, or not modified since the
+        db's last fetch.  A crawl that holds none achieved nothing."""
+        return outcomes[FETCHED] + outcomes[NOT_MODIFIED]
+
+    @classmethod
+    def progress(cls, counters: dict) -> tuple[int | None, str]:
+        outcomes = cls.OUTCOMES.of(counters)
+        return sum(outcomes.values()), ", ".join(f"{name} {outcomes[name]}" for name in OUTCOMES if outcomes[name])
+
+    @classmethod
+    def summary(cls, counters: dict, seconds: float) -> str:
+        _, outcomes = cls.progress(counters)
+        fetch = cls.FETCH.of(counters)
+        requests = f"{fetch['requests']} requests sent"
+        if fetch["unconnected"]:
+            requests += f", {fetch['unconnected']} could not connect"
+        errors = cls.ERRORS.of(counters).most_common(TOP_ERRORS)
+        pages_per_second = cls.OUTCOMES.of(counters)[FETCHED] / max(seconds, 1e-9)
+        return (f"{cls.URLS_IN.of(counters)} URLs in: {outcomes or 'nothing attempted'}; {requests}, "
+                f"{fetch['retries']} retries ({pages_per_second:.1f} pages/s)"
+                + "".join(f"\n{'':26}{count} × {error_label(kind)}" for kind, count in errors))
 
 
 if __name__ == "__main__":

@@ -10,18 +10,19 @@ claim's "#<digest partition> <digest>", so the batch sorts by the db's
 partitions.  Combine and reduce: fold a URL's updates into one (the earliest
 sighting, the latest fetch), and a digest's claims into one.
 """
-from mrjob.job import MRJob
-
 from mrcrawl.frontier.crawldb import batch_key, claim_key, is_claim_key
 from mrcrawl.frontier.db_update import fetch_part, fold, updates_from_doc, updates_from_entry, updates_from_out
 from mrcrawl.frontier.dedup import claims_from_doc, fold_claims
-from mrcrawl.mr.dbconf import DbJobOptions
-from mrcrawl.mr.jobconf import CrawlJobOptions
-from mrcrawl.mr.onewave import OneWaveJob
+from mrcrawl.mr.job import CrawlJob, JobCounter
 from mrcrawl.store.protocols import Utf8JsonProtocol
 
 
-class MRDbBatch(OneWaveJob, CrawlJobOptions, DbJobOptions, MRJob):
+class MRDbBatch(CrawlJob):
+    STEP = "dbbatch"
+    URLS = JobCounter(STEP, "urls")  # URL updates in the batch
+    DIGESTS = JobCounter(STEP, "digests")  # digest claims in the batch
+    SUMMARY = "{URLS} URLs and {DIGESTS} payload digests in the batch"
+
     INPUT_PROTOCOL = Utf8JsonProtocol
     INTERNAL_PROTOCOL = Utf8JsonProtocol
     OUTPUT_PROTOCOL = Utf8JsonProtocol
@@ -43,7 +44,7 @@ class MRDbBatch(OneWaveJob, CrawlJobOptions, DbJobOptions, MRJob):
         yield key, fold_claims(values) if is_claim_key(key) else fold(values)
 
     def reducer(self, key, values):
-        self.increment_counter("dbbatch", "digests" if is_claim_key(key) else "urls")
+        self.count(self.DIGESTS if is_claim_key(key) else self.URLS)
         yield key, fold_claims(values) if is_claim_key(key) else fold(values)
 
 

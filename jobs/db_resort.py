@@ -1,7 +1,7 @@
 """The crawl db's update done Apache Nutch's way: the benchmark's baseline.
 
 Not a step of the crawl.  `python -m mrcrawl.bench --scenarios db-update`
-runs it beside DbBatch + Duplicates + DbMerge on the same db and the same
+runs it beside DbBatch + Dedup + DbUpdate on the same db and the same
 layer, to measure what sorting only the batch saves.  Nutch's updatedb is
 one job over the old CrawlDb and the new segments, and so is this one:
 
@@ -10,7 +10,7 @@ digest index's by their digest; and every update and claim a layer's doc
 and out records make, exactly as DbBatch's mapper makes them, keyed by URL
 or digest instead of by partition.  The shuffle sorts all of them, the whole
 db included, at every update.  Reduce: a URL's updates folded into one and
-applied to its record (fold + apply_update, as DbMerge applies them); a
+applied to its record (fold + apply_update, as DbUpdate applies them); a
 digest's claims folded and its original decided (fold_claims + resolve); a
 record nothing touches is written as it was.  The output is the db in key
 order, one sorted file per reduce task, as Nutch's CrawlDb is.
@@ -22,15 +22,11 @@ records; the baseline is the cheaper for it.
 """
 from functools import cached_property
 
-from mrjob.job import MRJob
-
 from jobs.db_batch import MRDbBatch
 from mrcrawl.frontier.crawldb import is_claim_key, url_of_batch_key
 from mrcrawl.frontier.db_update import RevisitPolicy, apply_update, fold
 from mrcrawl.frontier.dedup import fold_claims, resolve
-from mrcrawl.mr.dbconf import DbJobOptions
-from mrcrawl.mr.jobconf import CrawlJobOptions
-from mrcrawl.mr.onewave import OneWaveJob
+from mrcrawl.mr.job import CrawlJob
 from mrcrawl.store.protocols import Utf8JsonProtocol
 from mrcrawl.store.records import DIGEST_FIELDS
 
@@ -38,7 +34,8 @@ from mrcrawl.store.records import DIGEST_FIELDS
 DB_ONLY_FIELD = "first_run"
 
 
-class MRDbResort(OneWaveJob, CrawlJobOptions, DbJobOptions, MRJob):
+class MRDbResort(CrawlJob):
+    STEP = "dbresort"
     INPUT_PROTOCOL = Utf8JsonProtocol
     INTERNAL_PROTOCOL = Utf8JsonProtocol
     OUTPUT_PROTOCOL = Utf8JsonProtocol

@@ -5,18 +5,18 @@ and every URL of the partition whose revisit is due at the run's start,
 each with a frontier entry (its rank, and the validators and signature of
 its last fetch).  See mrcrawl/frontier/generate.py.
 """
-from mrjob.job import MRJob
-
 from mrcrawl.frontier.crawldb import partition_number, partition_of
 from mrcrawl.frontier.generate import layer_zero
-from mrcrawl.mr.dbconf import DbJobOptions
-from mrcrawl.mr.jobconf import CrawlJobOptions
-from mrcrawl.mr.onewave import OneWaveJob
-from mrcrawl.mr.wholefile import WholeFileJob
+from mrcrawl.mr.job import DbFileJob, JobCounter
 from mrcrawl.store.protocols import Utf8JsonProtocol
 
 
-class MRGenerator(OneWaveJob, WholeFileJob, CrawlJobOptions, DbJobOptions, MRJob):
+class MRGenerator(DbFileJob):
+    STEP = "generate"
+    SEEDS = JobCounter(STEP, "seeds")
+    DUE_URLS = JobCounter(STEP, "due urls")
+    SUMMARY = "{SEEDS} seeds and {DUE_URLS} due URLs for layer 0"
+
     OUTPUT_PROTOCOL = Utf8JsonProtocol
 
     def mapper_raw(self, partition_path, partition_uri):
@@ -24,8 +24,14 @@ class MRGenerator(OneWaveJob, WholeFileJob, CrawlJobOptions, DbJobOptions, MRJob
         seeds = [url for url in self.seed_urls() if partition_of(url, self.partitions) == partition]
         with open(partition_path, "rb") as stored:
             for url, entry in layer_zero(stored, seeds, self.options.run):
-                self.increment_counter("generate", "seeds" if entry["seed"] else "due urls")
+                self.count(self.SEEDS if entry["seed"] else self.DUE_URLS)
                 yield url, entry
+
+    @classmethod
+    def frontier(cls, counters: dict) -> tuple[int, str]:
+        """How many URLs the frontier it wrote holds, and what they are."""
+        seeds, due = cls.SEEDS.of(counters), cls.DUE_URLS.of(counters)
+        return seeds + due, f"{seeds} seeds + {due} due"
 
 
 if __name__ == "__main__":

@@ -6,31 +6,35 @@ time, and pages whose change signature differs from their last fetch's
 server said was not modified, or whose payload repeats another URL's (Merge
 marked it `duplicate_of`), gets no XML.
 """
-from mrjob.job import MRJob
-
-from mrcrawl.mr.jobconf import CrawlJobOptions
-from mrcrawl.mr.onewave import OneWaveJob
+from mrcrawl.mr.job import CrawlJob, JobCounter
 from mrcrawl.output.pagexml import page_to_xml
 from mrcrawl.store.protocols import TextLineProtocol, Utf8JsonProtocol
 from mrcrawl.store.records import FETCHED
 
 
-class MRHtmlToXml(OneWaveJob, CrawlJobOptions, MRJob):
+class MRHtmlToXml(CrawlJob):
+    STEP = "xml"
+    RECORDS_IN = JobCounter(STEP, "records in")
+    DUPLICATES = JobCounter(STEP, "duplicates")
+    UNCHANGED = JobCounter(STEP, "unchanged")
+    PAGES = JobCounter(STEP, "pages")
+    SUMMARY = "{RECORDS_IN} records in, {PAGES} XML pages"
+
     INPUT_PROTOCOL = Utf8JsonProtocol
     OUTPUT_PROTOCOL = TextLineProtocol
 
     def mapper(self, url, doc):
-        self.increment_counter("xml", "records in")
+        self.count(self.RECORDS_IN)
         if doc["outcome"] != FETCHED or not doc["meta_index"]:
             return
         if doc.get("duplicate_of"):  # records written before duplicates were found have no such field
-            self.increment_counter("xml", "duplicates")
+            self.count(self.DUPLICATES)
             return
         page = page_to_xml(doc, self.config.language)
         if page is None:
-            self.increment_counter("xml", "unchanged")
+            self.count(self.UNCHANGED)
             return
-        self.increment_counter("xml", "pages")
+        self.count(self.PAGES)
         yield url, page
 
 

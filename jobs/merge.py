@@ -9,24 +9,27 @@ URL with several records, or a duplicate, has any of them read.  There is
 no combiner: duplicates come only from redirects, so they seldom meet in one
 map task, and a combiner costs a sort of the map output.
 """
-from mrjob.job import MRJob
-
 from mrcrawl.frontier.merge import merged_record
-from mrcrawl.mr.onewave import OneWaveJob
+from mrcrawl.mr.job import CrawlJob, JobCounter
 from mrcrawl.store.protocols import UndecodedRecordProtocol
 
 
-class MRMerge(OneWaveJob, MRJob):
+class MRMerge(CrawlJob):
+    STEP = "merge"
+    RECORDS_IN = JobCounter(STEP, "records in")
+    RECORDS_OUT = JobCounter(STEP, "records out")
+    SUMMARY = "{RECORDS_IN} records in, {RECORDS_OUT} out"
+
     INPUT_PROTOCOL = UndecodedRecordProtocol
     INTERNAL_PROTOCOL = UndecodedRecordProtocol
     OUTPUT_PROTOCOL = UndecodedRecordProtocol
 
     def mapper(self, url, record):
-        self.increment_counter("merge", "records in")
+        self.count(self.RECORDS_IN)
         yield url, record
 
     def reducer(self, url, records):
-        self.increment_counter("merge", "records out")
+        self.count(self.RECORDS_OUT)
         yield url, merged_record(records)
 
 

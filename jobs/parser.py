@@ -5,16 +5,18 @@ A fetched page yields its links (type 0) unless it says nofollow, its change
 signature and whether it is a hub; a redirect yields its target (type 1);
 every other record yields an empty list.
 """
-from mrjob.job import MRJob
-
-from mrcrawl.mr.jobconf import CrawlJobOptions
-from mrcrawl.mr.onewave import OneWaveJob
+from mrcrawl.mr.job import CrawlJob, JobCounter
 from mrcrawl.page.outlinks import out_record
 from mrcrawl.page.urls import UrlFilter
 from mrcrawl.store.protocols import Utf8JsonProtocol
 
 
-class MRParser(OneWaveJob, CrawlJobOptions, MRJob):
+class MRParser(CrawlJob):
+    STEP = "parse"
+    RECORDS_IN = JobCounter(STEP, "records in")
+    OUTLINKS = JobCounter(STEP, "outlinks")  # outlinks in the crawl's scope
+    SUMMARY = "{RECORDS_IN} records in, {OUTLINKS} outlinks in scope"
+
     INPUT_PROTOCOL = Utf8JsonProtocol
     OUTPUT_PROTOCOL = Utf8JsonProtocol
 
@@ -23,8 +25,8 @@ class MRParser(OneWaveJob, CrawlJobOptions, MRJob):
 
     def mapper(self, url, doc):
         out = out_record(doc, self.scope, self.config.revisit.hub_link_density)
-        self.increment_counter("parse", "records in")
-        self.increment_counter("parse", "outlinks", len(out["outlinks"]))
+        self.count(self.RECORDS_IN)
+        self.count(self.OUTLINKS, len(out["outlinks"]))
         yield url, out
 
 

@@ -4,6 +4,13 @@ Unknown keys are errors because a misspelt key (`dealy: 5`) would otherwise
 be ignored silently and the crawl would run with the default, which for a
 politeness setting is the worst kind of mistake.
 
+Each key is declared once, as a field of CrawlConfig or RevisitConfig made
+by `setting()`: its default, its check (the rule and what it says a valid
+value is), its unit and a line on what it is.  The loader's checks and
+messages, its lists of known keys, the floats it makes of ints, the crawl
+db's revisit policy (frontier/db_update.py) and the reference table
+(settings_table) are all worked out from those declarations.
+
 The User-Agent names whoever runs the crawl, so that a site's owner can reach
 them: `mrcrawl/<version> (+<contact>)`, the contact coming from the config's
 `contact` key or else the MRCRAWL_CONTACT environment variable.  Without one
@@ -24,10 +31,12 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import MISSING, dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import yaml
@@ -49,56 +58,15 @@ class ConfigError(ValueError):
         super().__init__(f"{source}: {what}: {problem}")
 
 
-@dataclass(frozen=True)
-class RevisitConfig:
-    """The revisit policy of the crawl db.  Durations are in days (floats:
-    0.5 is twelve hours); the loader has checked every value and relation."""
-
-    hub_days: float = 1.0  # a hub page (home, section) is revisited this often: on every daily run
-    first_days: float = 7.0  # an article's first revisit interval
-    min_days: float = 1.0  # the shortest interval of an article
-    max_days: float = 30.0  # the longest; gone URLs are checked again after this long
-    grow: float = 1.5  # the interval's factor when an article was unchanged
-    shrink: float = 0.5  # the interval's factor when an article changed
-    retry_days: float = 1.0  # a transient failure is retried after this long...
-    retry_runs: int = 3  # ...on at most this many runs in a row; then the URL is gone
-    hub_link_density: float = 0.5  # a page whose visible text is this much link text is a hub
-
+# ---- what a key's value may be ------------------------------------------------
 
 @dataclass(frozen=True)
-class CrawlConfig:
-    language: str
-    user_agent: str
-    name: str = ""
-    threads: int = 30
-    delay: float = 1.0
-    timeout: float = 10.0
-    retries: int = 2
-    max_page_bytes: int = 2 * 1024 * 1024
-    url_allow: list = field(default_factory=list)
-    url_deny: list = field(default_factory=list)
-    obey_robots: bool = True
-    max_crawl_delay: float = 30.0
-    allow_private_networks: bool = False
-    allow_networks: list = field(default_factory=list)
-    dns_server: str | None = None
-    proxy: str | None = None
-    revisit: RevisitConfig = field(default_factory=RevisitConfig)
+class Check:
+    """A rule a key's value must pass, and what a valid value is: the loader
+    refuses a value with `must be <expected>, got <value>`."""
 
-    def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), ensure_ascii=False, sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> "CrawlConfig":
-        return cls.from_dict(json.loads(text))
-
-    @classmethod
-    def from_dict(cls, values: dict) -> "CrawlConfig":
-        """The config a checked config's JSON object (to_json's) stands for.
-        One written before `revisit` existed gets the default policy."""
-        values = dict(values)
-        values["revisit"] = RevisitConfig(**(values.get("revisit") or {}))
-        return cls(**values)
+    accepts: Callable[[Any], bool]
+    expected: str
 
 
 def _is_int(value) -> bool:
@@ -115,6 +83,22 @@ def _non_empty_str(value) -> bool:
 
 def _string_list(value) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _finite(value) -> bool:
+    return _is_number(value) and math.isfinite(value)
+
+
+def _share(value) -> bool:
+    return _finite(value) and 0 < value <= 1
+
+
+def _parses(parse, value) -> bool:
+    try:
+        parse(value)
+    except ValueError:
+        return False
+    return True
 
 
 DNS_PORT = 53
@@ -143,14 +127,6 @@ def dns_server_address(text: str) -> tuple[str, int]:
 def allowed_networks(texts: list[str]) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
     """`allow_networks` (CIDR or single addresses) as networks; ValueError on a bad one."""
     return tuple(ipaddress.ip_network(text, strict=False) for text in texts)
-
-
-def _parses(parse, value) -> bool:
-    try:
-        parse(value)
-    except ValueError:
-        return False
-    return True
 
 
 def _networks(value) -> bool:
@@ -196,27 +172,28 @@ def _proxy_url(value) -> bool:
     return value is None or (isinstance(value, str) and _parses(proxy_address, value))
 
 
+def _regex_problem(pattern: str) -> str | None:
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        return f"bad regular expression {pattern!r}: {error}"
+    return None
+
+
 # A crawl's name is a directory's name (crawl/<name>, the default --output)
 # and begins the export files' names: one path component of letters, digits,
 # `_`, `.` and `-`, starting with a letter, digit or `_`, so never `.`, `..`,
 # absolute or with a `/`.
 _CRAWL_NAME = re.compile(r"\w[\w.-]{0,99}")
-_CRAWL_NAME_FORM = ("a name of 1 to 100 letters, digits, '_', '.' and '-', starting with a letter, digit or '_' "
-                    "(it names the crawl's directory, crawl/<name>)")
-
-
-def _crawl_name(value) -> bool:
-    return isinstance(value, str) and _CRAWL_NAME.fullmatch(value) is not None
-
+_CRAWL_NAME_CHECK = Check(
+    lambda value: isinstance(value, str) and _CRAWL_NAME.fullmatch(value) is not None,
+    "a name of 1 to 100 letters, digits, '_', '.' and '-', starting with a letter, digit or '_' "
+    "(it names the crawl's directory, crawl/<name>)")
 
 # A header value must be one line of printable ASCII: anything else would be
 # refused by the HTTP client on every request, or split the header.
 _HEADER_TEXT = re.compile(r"^[ -~]+$")
 _EMAIL = re.compile(r"^[^@\s()<>,;:]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
-
-
-def _agent(value) -> bool:
-    return _non_empty_str(value) and _HEADER_TEXT.match(value) is not None
 
 
 def _contact(value) -> bool:
@@ -230,62 +207,189 @@ def _contact(value) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname) and "." in parts.hostname
 
 
-_CONTACT_FORM = "an http(s) URL or an e-mail address where site owners can reach you (ASCII, no spaces)"
+# The checks more than one key shares.  Numbers given as ints are accepted
+# where floats are expected (the loader makes floats of them); bools are
+# never numbers.
+_BOOLEAN = Check(lambda value: isinstance(value, bool), "true or false")
+_REGEXES = Check(_string_list, "a list of regular expressions")
+_NON_NEGATIVE_SECONDS = Check(lambda value: _is_number(value) and value >= 0, "a number of seconds >= 0")
+_POSITIVE_DAYS = Check(lambda value: _finite(value) and value > 0, "a number of days > 0")
 
 
-# key -> (accepts the value?, what a valid value is).  Numbers given as
-# ints are accepted where floats are expected; bools are never numbers.
-_RULES = {
-    "name": (_crawl_name, _CRAWL_NAME_FORM),
-    "language": (_non_empty_str, "a non-empty string (a language code such as zh)"),
-    "user_agent": (_agent, "a non-empty string of printable ASCII on one line"),
-    "contact": (_contact, _CONTACT_FORM),
-    "threads": (lambda v: _is_int(v) and v >= 1, "an integer >= 1"),
-    "delay": (lambda v: _is_number(v) and v >= 0, "a number of seconds >= 0"),
-    "timeout": (lambda v: _is_number(v) and v > 0, "a number of seconds > 0"),
-    "retries": (lambda v: _is_int(v) and v >= 0, "an integer >= 0"),
-    "max_page_bytes": (lambda v: _is_int(v) and v > 0, "an integer > 0"),
-    "url_allow": (_string_list, "a list of regular expressions"),
-    "url_deny": (_string_list, "a list of regular expressions"),
-    "obey_robots": (lambda v: isinstance(v, bool), "true or false"),
-    "max_crawl_delay": (lambda v: _is_number(v) and v >= 0, "a number of seconds >= 0"),
-    "allow_private_networks": (lambda v: isinstance(v, bool), "true or false"),
-    "allow_networks": (_networks, "a list of networks (CIDR such as 10.1.0.0/16, or single addresses) the guard lets through"),
-    "dns_server": (_dns_server, "the IP address of a DNS server, with an optional port (127.0.0.1:5353, [::1]:53), or null"),
-    "proxy": (_proxy_url, "an http:// or https:// proxy URL (scheme, optional user:password@, host, optional port), or null"),
-    "revisit": (lambda v: v is None or isinstance(v, dict), "a mapping of revisit settings (revisit.<key>: value)"),
-}
-_REQUIRED = ("language",)
-_FLOATS = ("delay", "timeout", "max_crawl_delay")
+# ---- one key's declaration ------------------------------------------------------
+
+@dataclass(frozen=True)
+class Setting:
+    """A config key's declaration, kept in its field's metadata (see setting()).
+
+    `default_text` says what a config without the key gets when that is not
+    the field's default but worked out by the loader (the file's stem, a
+    User-Agent with the contact); a field with neither a default nor a
+    default_text is a key the file must give.  `item_problem` checks each
+    item of a list value, saying what is wrong with one, the error naming
+    `key[index]`.  `redact` masks a refused string value before the error
+    shows it, for a key whose value may hold a password."""
+
+    check: Check
+    unit: str
+    doc: str
+    default_text: str = ""
+    item_problem: Callable[[Any], str | None] | None = None
+    redact: Callable[[str], str] | None = None
 
 
-def _finite(value) -> bool:
-    return _is_number(value) and math.isfinite(value)
+# The key of a field's metadata that holds its Setting.
+_SETTING = "setting"
 
 
-def _days(value) -> bool:
-    return _finite(value) and value > 0
+def setting(default: Any = MISSING, *, factory: Any = MISSING, check: Check, unit: str = "",
+            doc: str, default_text: str = "", item_problem: Callable[[Any], str | None] | None = None,
+            redact: Callable[[str], str] | None = None) -> Any:
+    """A config dataclass's field that declares its key: the default (or the
+    factory of a mutable one; neither for a key without a fixed default) and
+    the Setting."""
+    declaration = Setting(check, unit, doc, default_text, item_problem, redact)
+    return dataclasses.field(default=default, default_factory=factory, metadata={_SETTING: declaration})
 
 
-def _share(value) -> bool:
-    return _finite(value) and 0 < value <= 1
+def settings_of(section: type) -> dict[str, Setting]:
+    """The Setting of every field of a config dataclass, in their order."""
+    return {field.name: field.metadata[_SETTING] for field in dataclasses.fields(section)}
 
 
-# The keys of `revisit:`, checked as _RULES checks the top level.
-_REVISIT_RULES = {
-    "hub_days": (_days, "a number of days > 0"),
-    "first_days": (_days, "a number of days > 0"),
-    "min_days": (_days, "a number of days > 0"),
-    "max_days": (_days, "a number of days > 0"),
-    "grow": (lambda v: _finite(v) and v >= 1, "a number >= 1 (the factor of an unchanged article's interval)"),
-    "shrink": (_share, "a number > 0 and <= 1 (the factor of a changed article's interval)"),
-    "retry_days": (_days, "a number of days > 0"),
-    "retry_runs": (lambda v: _is_int(v) and v >= 1, "a whole number >= 1"),
-    "hub_link_density": (_share, "a number > 0 and <= 1 (the share of a page's visible text that is link text)"),
-}
-# (smaller, larger): the first may not exceed the second.
+def default_of(field: dataclasses.Field) -> Any:
+    """A field's default value (a new one from its factory), or MISSING."""
+    return field.default_factory() if field.default_factory is not MISSING else field.default
+
+
+# ---- the declarations -----------------------------------------------------------
+
+# The User-Agent the loader makes of the contact (_user_agent), as the reference shows it.
+_OUR_AGENT = f"{AGENT_NAME}/<version> (+<contact>)"
+
+@dataclass(frozen=True)
+class RevisitConfig:
+    """The revisit policy of the crawl db.  Durations are in days (floats:
+    0.5 is twelve hours); the loader has checked every value and relation."""
+
+    hub_days: float = setting(1.0, check=_POSITIVE_DAYS, unit="days",
+                              doc="a hub page (home, section) is revisited this often: on every daily run")
+    first_days: float = setting(7.0, check=_POSITIVE_DAYS, unit="days", doc="an article's first revisit interval")
+    min_days: float = setting(1.0, check=_POSITIVE_DAYS, unit="days", doc="an article's shortest interval")
+    max_days: float = setting(30.0, check=_POSITIVE_DAYS, unit="days",
+                              doc="an article's longest interval; gone URLs are checked again after this long")
+    grow: float = setting(1.5, check=Check(lambda value: _finite(value) and value >= 1,
+                                           "a number >= 1 (the factor of an unchanged article's interval)"),
+                          doc="an article's interval is multiplied by this when it was unchanged")
+    shrink: float = setting(0.5, check=Check(_share, "a number > 0 and <= 1 (the factor of a changed article's interval)"),
+                            doc="an article's interval is multiplied by this when it changed")
+    retry_days: float = setting(1.0, check=_POSITIVE_DAYS, unit="days",
+                                doc="a transient failure (network, 5xx, 429) is retried after this long")
+    retry_runs: int = setting(3, check=Check(lambda value: _is_int(value) and value >= 1, "a whole number >= 1"),
+                              unit="runs", doc="a transient failure is retried on at most this many runs in a row; "
+                                               "then the URL is gone")
+    hub_link_density: float = setting(
+        0.5, check=Check(_share, "a number > 0 and <= 1 (the share of a page's visible text that is link text)"),
+        doc="a page is a hub when at least this share of its visible text is link text")
+
+
+# The relations between revisit keys, (smaller, larger): the first may not
+# exceed the second.  The loader checks them and settings_table states them.
 _REVISIT_ORDER = (("min_days", "first_days"), ("first_days", "max_days"), ("hub_days", "max_days"))
 
+
+@dataclass(frozen=True)
+class CrawlConfig:
+    """A checked crawl config, as the jobs read it (to_json); each field
+    declares its key of the config file."""
+
+    language: str = setting(check=Check(_non_empty_str, "a non-empty string (a language code such as zh)"),
+                            doc="the crawl's language code")
+    user_agent: str = setting(
+        check=Check(lambda value: _non_empty_str(value) and _HEADER_TEXT.match(value) is not None,
+                    "a non-empty string of printable ASCII on one line"),
+        default_text=f"`{_OUR_AGENT}`",
+        doc="instead of contact: the whole User-Agent, sent as written; its first token is the robots.txt agent")
+    # "" only for a config made in code; the loader gives the file's stem.
+    name: str = setting("", check=_CRAWL_NAME_CHECK, default_text="the file's stem",
+                        doc="the crawl's name, and its directory's (`crawl/<name>`)")
+    threads: int = setting(30, check=Check(lambda value: _is_int(value) and value >= 1, "an integer >= 1"),
+                           doc="fetch threads per reducer task")
+    delay: float = setting(1.0, check=_NON_NEGATIVE_SECONDS, unit="seconds",
+                           doc="the time between two request starts to one host")
+    timeout: float = setting(10.0, check=Check(lambda value: _is_number(value) and value > 0, "a number of seconds > 0"),
+                             unit="seconds", doc="DNS lookup, connect and read timeout per request; a whole response "
+                                                 "(connect, headers and body) must be complete within 3 times this")
+    retries: int = setting(2, check=Check(lambda value: _is_int(value) and value >= 0, "an integer >= 0"),
+                           doc="extra attempts after a timeout, connection error, 429 or 5xx")
+    max_page_bytes: int = setting(2 * 1024 * 1024, check=Check(lambda value: _is_int(value) and value > 0, "an integer > 0"),
+                                  unit="bytes", doc="longer bodies are cut here and marked `truncated`")
+    url_allow: list = setting(factory=list, check=_REGEXES, item_problem=_regex_problem,
+                              doc="a URL must match one (`re.search`); empty: any URL")
+    url_deny: list = setting(factory=list, check=_REGEXES, item_problem=_regex_problem,
+                             doc="a URL matching one is dropped")
+    obey_robots: bool = setting(True, check=_BOOLEAN, doc="whether robots.txt and meta robots are obeyed")
+    max_crawl_delay: float = setting(30.0, check=_NON_NEGATIVE_SECONDS, unit="seconds",
+                                     doc="a robots.txt Crawl-delay is capped to this")
+    allow_private_networks: bool = setting(
+        False, check=_BOOLEAN,
+        doc="when false, hosts that are or resolve to loopback, private, link-local or reserved addresses "
+            "get outcome `blocked`")
+    allow_networks: list = setting(
+        factory=list,
+        check=Check(_networks, "a list of networks (CIDR such as 10.1.0.0/16, or single addresses) the guard lets through"),
+        doc="with the guard on, addresses in these networks pass it all the same: an intranet you mean to crawl")
+    dns_server: str | None = setting(
+        None, check=Check(_dns_server, "the IP address of a DNS server, with an optional port (127.0.0.1:5353, [::1]:53), "
+                                       "or null"),
+        doc="the DNS server that looks host names up, over UDP (TCP for a truncated answer); null: the system resolver")
+    proxy: str | None = setting(
+        None, check=Check(_proxy_url, "an http:// or https:// proxy URL (scheme, optional user:password@, host, optional port), "
+                                      "or null"),
+        redact=redacted_proxy, doc="the HTTP proxy for every request (environment proxies are ignored)")
+    revisit: RevisitConfig = setting(
+        factory=RevisitConfig,
+        check=Check(lambda value: value is None or isinstance(value, dict),
+                    "a mapping of revisit settings (revisit.<key>: value)"),
+        default_text="`{}`", doc="the crawl db's revisit policy: the `revisit.<key>` settings, each optional")
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "CrawlConfig":
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "CrawlConfig":
+        """The config a checked config's JSON object (to_json's) stands for.
+        One written before `revisit` existed gets the default policy."""
+        values = dict(values)
+        values["revisit"] = RevisitConfig(**(values.get("revisit") or {}))
+        return cls(**values)
+
+
+# The one key that is no field: the loader makes the User-Agent of it, and the
+# checked config keeps only that, so the jobs need neither key nor environment.
+CONTACT_SETTING = Setting(
+    Check(_contact, "an http(s) URL or an e-mail address where site owners can reach you (ASCII, no spaces)"),
+    unit="", default_text=f"`{CONTACT_VARIABLE}`",
+    doc=f"yours, for the User-Agent `{_OUR_AGENT}`")
+
+
+
+def _file_keys() -> dict[str, Setting]:
+    """Every key a config file may give at the top level: the fields', and
+    contact beside user_agent, which it stands in for."""
+    fields = list(settings_of(CrawlConfig).items())
+    at = [key for key, _ in fields].index("user_agent")
+    return dict(fields[:at] + [("contact", CONTACT_SETTING)] + fields[at:])
+
+
+_FILE_KEYS = _file_keys()
+
+
+# ---- the loader -----------------------------------------------------------------
 
 def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> CrawlConfig:
     """Read and check a YAML config; raise ConfigError naming what is wrong.
@@ -314,47 +418,59 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> C
 
 
 def config_from_mapping(data: dict, source: str, default_name: str, environ: Mapping[str, str]) -> CrawlConfig:
-    for key in data:
-        if key not in _RULES:
-            known = ", ".join(sorted(_RULES))
-            raise ConfigError(source, str(key), f"unknown key (known keys: {known})")
-    for key in _REQUIRED:
-        if key not in data:
-            raise ConfigError(source, key, "is required")
-    for key, value in data.items():
-        accepts, expected = _RULES[key]
-        if not accepts(value):
-            shown = redacted_proxy(value) if key == "proxy" and isinstance(value, str) else value
-            raise ConfigError(source, key, f"must be {expected}, got {shown!r}")
-    for key in ("url_allow", "url_deny"):
-        for index, pattern in enumerate(data.get(key, [])):
-            try:
-                re.compile(pattern)
-            except re.error as error:
-                raise ConfigError(source, f"{key}[{index}]", f"bad regular expression {pattern!r}: {error}") from None
+    _check_mapping(data, _FILE_KEYS, _required_keys(CrawlConfig), source)
     values = dict(data)
     values["revisit"] = _revisit_config(data.get("revisit") or {}, source)
     values["user_agent"] = _user_agent(values.pop("contact", None), values.get("user_agent"), source, environ)
-    if "name" not in data and not _crawl_name(default_name):
+    if "name" not in data and not _CRAWL_NAME_CHECK.accepts(default_name):
         raise ConfigError(source, "name", f"the file's stem {default_name!r} is no crawl name; "
-                                          f"give the key name: {_CRAWL_NAME_FORM}")
+                                          f"give the key name: {_CRAWL_NAME_CHECK.expected}")
     values.setdefault("name", default_name)
-    for key in _FLOATS:
-        if key in values:
-            values[key] = float(values[key])
-    return CrawlConfig(**values)
+    return CrawlConfig(**_floats_made(CrawlConfig, values))
+
+
+def _check_mapping(data: dict, settings: Mapping[str, Setting], required: list[str], source: str,
+                section: str = "") -> None:
+    """Refuse a key `settings` does not declare, a missing required key, and a
+    value its Setting refuses; a section's keys are named `<section>.<key>`."""
+    prefix, whose = (f"{section}.", f" of {section}") if section else ("", "")
+    for key in data:
+        if key not in settings:
+            known = ", ".join(sorted(settings))
+            raise ConfigError(source, f"{prefix}{key}", f"unknown key (known keys{whose}: {known})")
+    for key in required:
+        if key not in data:
+            raise ConfigError(source, f"{prefix}{key}", "is required")
+    for key, value in data.items():
+        declared = settings[key]
+        if not declared.check.accepts(value):
+            shown = declared.redact(value) if declared.redact and isinstance(value, str) else value
+            raise ConfigError(source, f"{prefix}{key}", f"must be {declared.check.expected}, got {shown!r}")
+    for key, declared in settings.items():
+        if declared.item_problem and key in data:
+            for index, item in enumerate(data[key]):
+                problem = declared.item_problem(item)
+                if problem:
+                    raise ConfigError(source, f"{prefix}{key}[{index}]", problem)
+
+
+def _required_keys(section: type) -> list[str]:
+    """The keys a file must give: the fields with neither a default nor one
+    the loader works out (default_text)."""
+    return [field.name for field in dataclasses.fields(section)
+            if default_of(field) is MISSING and not field.metadata[_SETTING].default_text]
+
+
+def _floats_made(section: type, values: dict) -> dict:
+    """`values` with the ints a file gives for float fields made floats, so
+    that `delay: 2` and `delay: 2.0` make the same config (and JSON)."""
+    types = typing.get_type_hints(section)
+    return {key: float(value) if types[key] is float else value for key, value in values.items()}
 
 
 def _revisit_config(data: dict, source: str) -> RevisitConfig:
     """The checked `revisit:` mapping; an error names `revisit.<key>`."""
-    for key in data:
-        if key not in _REVISIT_RULES:
-            known = ", ".join(sorted(_REVISIT_RULES))
-            raise ConfigError(source, f"revisit.{key}", f"unknown key (known keys of revisit: {known})")
-    for key, value in data.items():
-        accepts, expected = _REVISIT_RULES[key]
-        if not accepts(value):
-            raise ConfigError(source, f"revisit.{key}", f"must be {expected}, got {value!r}")
+    _check_mapping(data, settings_of(RevisitConfig), _required_keys(RevisitConfig), source, section="revisit")
     defaults = RevisitConfig()
     merged = {**dataclasses.asdict(defaults), **data}
 
@@ -369,7 +485,7 @@ def _revisit_config(data: dict, source: str) -> RevisitConfig:
                                   f"must be >= revisit.{smaller} ({shown(smaller)}), got {data[larger]!r}")
             raise ConfigError(source, f"revisit.{smaller}",
                               f"must be <= revisit.{larger} ({shown(larger)}), got {data[smaller]!r}")
-    return RevisitConfig(**{key: value if key == "retry_runs" else float(value) for key, value in merged.items()})
+    return RevisitConfig(**_floats_made(RevisitConfig, merged))
 
 
 def _user_agent(contact: str | None, user_agent: str | None, source: str, environ: Mapping[str, str]) -> str:
@@ -392,8 +508,8 @@ def _user_agent(contact: str | None, user_agent: str | None, source: str, enviro
         if not contact:
             raise ConfigError(source, "contact", f"no contact for the User-Agent: set {CONTACT_VARIABLE} (or the contact key) "
                                                  "to a URL or e-mail address where site owners can reach you")
-        if not _contact(contact):
-            raise ConfigError(source, CONTACT_VARIABLE, f"must be {_CONTACT_FORM}, got {contact!r}")
+        if not CONTACT_SETTING.check.accepts(contact):
+            raise ConfigError(source, CONTACT_VARIABLE, f"must be {CONTACT_SETTING.check.expected}, got {contact!r}")
     if PROJECT_CONTACT in contact.lower():
         raise ConfigError(source, where, f"{contact!r} is the mrcrawl project's page, not your contact")
     return f"{_agent_product()} (+{contact})"
@@ -406,3 +522,45 @@ def _agent_product() -> str:
         return f"{AGENT_NAME}/{metadata.version('mrcrawl')}"
     except metadata.PackageNotFoundError:
         return AGENT_NAME
+
+
+# ---- the reference ----------------------------------------------------------------
+
+def settings_table() -> str:
+    """The Markdown reference of every key a config file may give, the
+    top-level ones and then `revisit.<key>`: its default, unit, valid values
+    and what it is, rendered from the declarations."""
+    rows = [("key", "default", "unit", "valid values", "what it is"), ("---",) * 5]
+    sections = ((CrawlConfig, _FILE_KEYS, ""), (RevisitConfig, settings_of(RevisitConfig), "revisit."))
+    for section, settings, prefix in sections:
+        defaults = {field.name: default_of(field) for field in dataclasses.fields(section)}
+        for key, declared in settings.items():
+            rows.append((f"`{prefix}{key}`", _default_shown(declared, defaults.get(key, MISSING)), declared.unit,
+                         declared.check.expected + _relations_said(prefix, key), declared.doc))
+    return "\n".join("| " + " | ".join(_markdown_cell(cell) for cell in row) + " |" for row in rows) + "\n"
+
+
+def _markdown_cell(text: str) -> str:
+    """`text` as a table cell: outside `code` spans, the characters Markdown
+    would read as markup in running text (`<name>` as an HTML tag, `'_'`
+    as emphasis) escaped; every `|` escaped, as a table needs even in code."""
+    parts = text.split("`")
+    parts[::2] = [re.sub(r"([\\*_]|<(?=[A-Za-z/!?]))", r"\\\1", part) for part in parts[::2]]
+    return "`".join(parts).replace("|", "\\|")
+
+
+def _default_shown(declared: Setting, default: Any) -> str:
+    if declared.default_text:
+        return declared.default_text
+    if default is MISSING:
+        return "required"
+    return f"`{json.dumps(default)}`"  # JSON's true, null and [] are YAML's too
+
+
+def _relations_said(prefix: str, key: str) -> str:
+    """"; <= `revisit.max_days`" and the like: the _REVISIT_ORDER relations of a revisit key."""
+    if prefix != "revisit.":
+        return ""
+    bounds = [f">= `revisit.{smaller}`" for smaller, larger in _REVISIT_ORDER if larger == key]
+    bounds += [f"<= `revisit.{larger}`" for smaller, larger in _REVISIT_ORDER if smaller == key]
+    return "; " + " and ".join(bounds) if bounds else ""

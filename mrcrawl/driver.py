@@ -1,77 +1,63 @@
-"""The crawl driver: `python -m mrcrawl.driver SEEDS --depth N --conf CONF [--db DB] [--now TIME]`.
+"""The crawl driver: `python -m mrcrawl.driver SEEDS --depth N --conf CONF [--db DB] [--now TIME]`,
+and the same crawl from Python as `mrcrawl.crawl(seeds, depth, conf, ...)`.
 
 It loops over layers as the thesis's Crawler does, with a crawl db that
-remembers every URL across runs (frontier/crawldb.py):
-- layer 0's frontier is generated from the seeds and the db's due URLs;
-- each layer is crawled and parsed, and what it found is merged into the
-  db (DbBatch, then DbMerge, which also runs the cycle filter);
-- the next layer's frontier is what the cycle filter queued (Optimizer).
-After the last layer it merges the layers' pages and turns the new and
-changed ones into XML.  Every step is one mrjob job run by the chosen
-runner; the driver itself only moves directories and keeps the record of
-what is done, so `--resume` can pick up after the last finished step.
+remembers every URL across runs: layer 0's frontier is the seeds and the
+db's due URLs; each layer is fetched, parsed and merged into the db, which
+queues the next layer's frontier; after the last layer the layers' pages
+are merged and the new and changed ones turned into XML.  plan.py says
+which job runs when, pipeline.py runs each step once (so `--resume` goes on
+after the last finished one), and mr/launcher.py hands a step to mrjob.
+The driver holds the locks, loops over the layers, and says how the run
+ended: its exit status and its last line.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
-import errno
-import fcntl
-import json
 import logging
 import os
 import shlex
-import shutil
-import signal
 import sys
-import tempfile
-import threading
 import time
-import zipfile
 from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from mrjob.job import MRJob
-from mrjob.parse import is_uri
-
 from jobs.crawler import MRCrawler
-from jobs.db_batch import MRDbBatch
-from jobs.db_merge import MRDbMerge
-from jobs.duplicates import MRDuplicates
-from jobs.generator import MRGenerator
-from jobs.html_to_xml import MRHtmlToXml
-from jobs.merge import MRMerge
-from jobs.optimizer import MROptimizer
-from jobs.parser import MRParser
-
 from mrcrawl.cli import invocation
-from mrcrawl.config import ConfigError, CrawlConfig, load_config, redacted_proxy
+from mrcrawl.config import ConfigError, CrawlConfig, load_config
+from mrcrawl.crawl_dir import (
+    UsageError,
+    check_directory,
+    crawl_db,
+    db_of_run,
+    default_output,
+    lock,
+    open_crawl,
+    open_db,
+    refuse_links,
+    store_at,
+)
 from mrcrawl.export import EXPORT_KINDS, run_exports
 from mrcrawl.export import describe as describe_export
-from mrcrawl.frontier.crawldb import CREATE_LEFTOVERS, DB_META, CrawlDb, NoCrawlDb
+from mrcrawl.interrupts import INTERRUPTED, interrupts_remembered
 from mrcrawl.logs import add_verbosity_options, configure_logging
-from mrcrawl.mr.dbconf import DbJobOptions
-from mrcrawl.mr.jobconf import CrawlJobOptions
-from mrcrawl.mr.progress import task_reports
-from mrcrawl.page.urls import UrlFilter, normalize_url
-from mrcrawl.progress import DEFAULT_EVERY, StepWatch, progress_stream
+from mrcrawl.mr.launcher import LOCAL_DISK_RUNNERS, RUNNERS, Launcher, RunnerSettings
+from mrcrawl.page.urls import UrlFilter
+from mrcrawl.pipeline import Pipeline, StepFailed, disk_full
+from mrcrawl.plan import layer_steps, run_end, run_start
+from mrcrawl.progress import DEFAULT_EVERY, progress_stream
 from mrcrawl.report import write_report
+from mrcrawl.seeds import read_seeds, seed_urls
 from mrcrawl.store.cluster_store import ClusterCrawlStore, is_cluster_path
-from mrcrawl.store.crawl_store import CRAWL_STATE, STARTUP_LEFTOVERS, STATE_FORMAT, CrawlStore, pause_point
-from mrcrawl.store.records import FETCHED, NOT_MODIFIED, OUTCOMES, iso_utc
-
-RUNNERS = ("inline", "local", "spark", "hadoop", "emr")
-# Runners whose tasks import the package from a zip (local tasks are forked
-# from this process, which has imported it: see mrcrawl/mr/onewave.py).
-SHIPPING_RUNNERS = ("spark", "hadoop", "emr")
-# mrjob's runners that work on local disk only, reading inputs as globs.
-LOCAL_DISK_RUNNERS = ("inline", "local")
-# How many kinds of error a crawl step's summary names, most common first.
-TOP_ERRORS = 3
+from mrcrawl.store.crawl_state import CrawlState
+from mrcrawl.store.crawl_store import CrawlStore
+from mrcrawl.store.failures import error_label, no_page_advice
+from mrcrawl.store.records import FETCHED, NOT_MODIFIED
 
 log = logging.getLogger("mrcrawl.driver")  # by name: run as `python -m`, __name__ is __main__
-
 
 EXIT_OK = 0
 EXIT_STEP_FAILED = 1  # a job failed: the steps before it are kept, --resume goes on
@@ -80,78 +66,157 @@ EXIT_NOTHING_FETCHED = 3  # the crawl ran, but no page was fetched: see the line
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it): --resume goes on
 
 
-# Set by Ctrl-C, which the driver checks after every step and at a failed one.
-INTERRUPTED = threading.Event()
-# How long after a Ctrl-C lost in a finalizer it is sent again, from another thread.
-RESEND_SECONDS = 0.05
+@dataclass
+class CrawlResult:
+    """How a crawl ended, and what it holds."""
+
+    status: int  # the exit status: one of the EXIT_* above
+    output: str  # the crawl directory
+    db: str  # the crawl db
+    totals: Counter  # URLs attempted over every layer of the crawl, by outcome
+    stores: dict[str, str] = field(default_factory=dict)  # what it wrote for the index: pages, xml, warc, index
+    ending: str | None = None  # for a run that did not succeed, what it said of how it ended
+
+    @property
+    def pages(self) -> int:
+        """Pages the crawl holds: fetched, or not modified since the db's last fetch."""
+        return MRCrawler.pages(self.totals)
 
 
-@contextlib.contextmanager
-def interrupts_remembered():
-    """Within this block, Ctrl-C sets INTERRUPTED as well as raising KeyboardInterrupt.
+def crawl(seeds, depth: int, conf, *, output: str | None = None, db: str | None = None,
+          now: datetime | None = None, runner: str = "inline", resume: bool = False,
+          spark_master: str | None = None, mrjob_conf: str | None = None, reducers: int | None = None,
+          export: tuple[str, ...] = (), progress_every: float = 0, resume_hint: str | None = None) -> CrawlResult:
+    """Crawl `seeds` (a seed file's path, or a list of URLs) `depth` layers
+    deep with the config `conf` (a YAML file's path, or a CrawlConfig); the
+    keywords are the command's options.  Raises UsageError or ConfigError,
+    having written nothing, for a bad argument, config, seed file, crawl
+    directory or crawl db; returns how the crawl ended otherwise."""
+    problems = request_problems(depth, runner, output, db, reducers, export, progress_every)
+    if problems:
+        raise UsageError(problems[0])
+    config = conf if isinstance(conf, CrawlConfig) else load_config(conf)
+    conf_name = str(conf) if not isinstance(conf, CrawlConfig) else "the config"
+    scope = UrlFilter(config.url_allow, config.url_deny)
+    if isinstance(seeds, (str, Path)):
+        seeds_shown, seeds_path = str(seeds), os.path.abspath(seeds)
+        seed_list, skipped = read_seeds(seeds_shown, scope)
+    else:
+        seeds_shown = seeds_path = "the seeds given"
+        seed_list, skipped = seed_urls(list(seeds), scope, seeds_shown)
+    store = store_at(output or default_output(config))
+    check_directory(store, resume)
+    refuse_links(store, "--output")
+    for message in skipped:
+        log.warning("%s", message)
+    settings = RunnerSettings(runner, mrjob_conf, spark_master, reducers)
+    resume_hint = resume_hint or f"{invocation('crawl')} {shlex.join(command_words(seeds_path, depth, conf_name, store.root, db))}"
+    with contextlib.ExitStack() as held:
+        held.enter_context(lock(store, store.lock_path, "crawl directory"))
+        database = crawl_db(db_of_run(store, db, resume))
+        refuse_links(database.store, "--db")
+        held.enter_context(lock(database.store, database.lock_path, "crawl db"))
+        open_db(database)
+        state = open_crawl(store, config, conf_name, seeds_path, seeds_shown, seed_list, database, now, resume)
+        log.info(f"mrcrawl: crawl {config.name!r} ({config.language}), depth {depth}, runner {runner}, "
+                 f"into {store.root}, as of {state.run}, crawl db {state.db}")
+        result = CrawlResult(EXIT_OK, str(store.root), state.db, Counter())
+        result.status, result.ending = crawl_and_export(store, state, database, settings, depth, export,
+                                                        progress_every, resume_hint, conf_name, result)
+    if result.status != EXIT_INTERRUPTED:
+        write_run_report(store)
+    if result.ending:
+        log.error(result.ending)
+    return result
 
-    Python raises KeyboardInterrupt wherever the main thread is.  Inside a
-    weakref callback, a __del__ or an at-fork hook it cannot propagate:
-    Python prints it as "Exception ignored" and drops it.  Here such an
-    interrupt is not printed but sent again, to be raised where it can be.
-    """
-    if threading.current_thread() is not threading.main_thread():
-        yield  # only the main thread may handle signals
-        return
-    inside = threading.Event()
 
-    def interrupt(signum, frame):
-        INTERRUPTED.set()
-        raise KeyboardInterrupt
-
-    def send_again():
-        if inside.is_set():
-            os.kill(os.getpid(), signal.SIGINT)
-
-    def send_again_later():
-        # Sent from this hook, the signal's handler would run before the
-        # hook returns and raise inside it, which Python prints too.
-        resend = threading.Timer(RESEND_SECONDS, send_again)
-        resend.daemon = True
-        resend.start()
-
-    def raise_again(unraisable):
-        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
-            previous_hook(unraisable)
-            return
+def crawl_and_export(store: CrawlStore, state: CrawlState, db, settings: RunnerSettings, depth: int, export,
+                     progress_every: float, resume_hint: str, conf_name: str, result: CrawlResult) -> tuple[int, str | None]:
+    """Crawl, then write the exports, holding the locks; fill in `result`;
+    return the exit status and, for a run that did not succeed, what to say
+    of how it ended (the last line on stderr)."""
+    with interrupts_remembered(), Launcher(settings) as launcher, contextlib.ExitStack() as shown:
+        stream = shown.enter_context(progress_stream()) if progress_every else None
+        pipeline = Pipeline(store, state, db, launcher, progress_every=progress_every, progress_stream=stream)
         try:
-            send_again_later()
-        except KeyboardInterrupt:  # another Ctrl-C, inside this hook
-            send_again_later()
+            run_layers(pipeline, store, state, depth, settings)
+        except (StepFailed, OSError, KeyboardInterrupt) as error:
+            # A step whose tasks Ctrl-C stopped failed because of it.  An
+            # OSError outside a job (saving crawl.json, a commit's rename)
+            # leaves the steps crawl.json names, as a failed job does.
+            if not isinstance(error, KeyboardInterrupt) and not INTERRUPTED.is_set():
+                return EXIT_STEP_FAILED, "\n".join(failure_lines(error, store.root, resume_hint))
+            return (EXIT_INTERRUPTED,
+                    f"mrcrawl: interrupted; the finished steps are kept in {store.root}; to go on, run: {resume_hint}")
+    result.totals = outcome_totals(state)
+    if not result.pages:
+        return EXIT_NOTHING_FETCHED, f"mrcrawl: no page fetched: {why_nothing_was_fetched(state, conf_name)}"
+    result.stores.update(pages=str(store.merged()), xml=str(store.xml(state.started_at)))
+    for kind in export:
+        try:
+            summary = run_exports(store.root, [kind])[kind]
+        except OSError as error:  # the export's scratch is gone, its previous output kept: --resume exports again
+            what = f"the {kind} export failed: {type(error).__name__}: {error}"
+            return EXIT_STEP_FAILED, "\n".join(failure_lines(error, store.root, resume_hint, what))
+        result.stores[kind] = summary["path"]
+        log.info(describe_export(kind, summary))
+    return EXIT_OK, None
 
-    INTERRUPTED.clear()
-    previous_handler = signal.signal(signal.SIGINT, interrupt)
-    previous_hook, sys.unraisablehook = sys.unraisablehook, raise_again
-    inside.set()
-    try:
-        yield
-    finally:
-        inside.clear()
-        signal.signal(signal.SIGINT, previous_handler)
-        sys.unraisablehook = previous_hook
+
+def run_layers(pipeline: Pipeline, store: CrawlStore, state: CrawlState, depth: int, settings: RunnerSettings) -> None:
+    """Crawl to `depth` layers, or to the depth the crawl already has if that is more."""
+    started = time.monotonic()
+    if depth < (state.depth or 0):
+        # A crawl never gets shallower: a smaller depth would merge fewer
+        # layers over what the deeper crawl stored.
+        log.info(f"the crawl already has depth {state.depth}; --depth {depth} keeps it at {state.depth}")
+        depth = state.depth
+    state.depth = depth
+    state.runners = list(dict.fromkeys([*state.runners, settings.runner]))  # for the report
+    state.save(store)
+    pipeline.run(run_start(store))
+    layers = 0
+    for layer in range(depth):
+        if not store.has_records(store.frontier(layer)):
+            log.info(f"layer {layer}: frontier is empty, stopping")
+            break
+        log.info(f"layer {layer}: {pipeline.frontier_size(store.frontier(layer))[1]} URLs")
+        pipeline.run(layer_steps(store, layer, last=layer == depth - 1, batch_sorted=settings.sorts_reduce_output))
+        layers = layer + 1
+    pipeline.run(run_end(store, layers, state.started_at))
+    if layers:
+        log.info(f"pages: {store.merged()}  xml: {store.xml(state.started_at)}")
+    log.info(run_summary(pipeline, state, time.monotonic() - started, layers))
 
 
-class UsageError(Exception):
-    """A bad command line, config or seed file: exit 2, nothing written."""
+def outcome_totals(state: CrawlState) -> Counter:
+    """URLs attempted over every crawl step of the crawl, by outcome."""
+    return sum((MRCrawler.OUTCOMES.of(step.counters) for step in state.finished(MRCrawler.STEP)), Counter())
 
 
-class StepFailed(Exception):
-    """A job failed; the steps before it are stored, and --resume goes on from it."""
+def run_summary(pipeline: Pipeline, state: CrawlState, seconds: float, layers: int) -> str:
+    crawled_now = [state.done[name] for name in pipeline.ran if name.kind == MRCrawler.STEP]
+    outcomes_now = sum((MRCrawler.OUTCOMES.of(step.counters) for step in crawled_now), Counter())
+    fetched_now = outcomes_now[FETCHED]
+    now = (f"this run fetched {fetched_now} pages ({fetched_now / max(seconds, 1e-9):.1f} pages/s), "
+           f"{outcomes_now[NOT_MODIFIED]} not modified" if crawled_now else "nothing was left to fetch")
+    totals = outcome_totals(state)
+    return (f"done in {seconds:.1f} s: {now}; the run holds {totals[FETCHED]} fetched pages "
+            f"of {sum(totals.values())} URLs attempted over {layers} layer(s); crawl db: {state.db}")
 
 
-def disk_full(error: BaseException | None) -> bool:
-    """Whether a disk (or a quota) ran out of space, here or in what this error
-    was raised while handling (mrjob raises its own error while cleaning up)."""
-    while error is not None:
-        if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
-            return True
-        error = error.__cause__ or error.__context__
-    return False
+def why_nothing_was_fetched(state: CrawlState, conf: str) -> str:
+    """One line naming the main cause of a crawl that fetched no page."""
+    outcomes = outcome_totals(state)
+    attempted = sum(outcomes.values())
+    if not attempted:
+        return "no URL was attempted"
+    errors = sum((MRCrawler.ERRORS.of(step.counters) for step in state.finished(MRCrawler.STEP)), Counter())
+    if not errors:
+        cause, count = outcomes.most_common(1)[0]
+        return f"{cause} ({count} of {attempted} URLs)"
+    kind, count = errors.most_common(1)[0]
+    return "; ".join(filter(None, [f"{error_label(kind)} ({count} of {attempted} URLs)", no_page_advice(kind, conf)]))
 
 
 def failure_lines(error: BaseException, root, resume_hint: str, what: str = "") -> list[str]:
@@ -164,16 +229,50 @@ def failure_lines(error: BaseException, root, resume_hint: str, what: str = "") 
     return [f"mrcrawl: {what}", f"mrcrawl: the finished steps are kept in {root}; fix the cause, then run: {resume_hint}"]
 
 
+def write_run_report(store: CrawlStore) -> None:
+    """DIR/report.html: one that cannot be written is a warning, and changes
+    neither the crawl nor its exit status."""
+    if isinstance(store, ClusterCrawlStore):  # the report reads local disk: `mrcrawl report` on a copy
+        return
+    try:
+        log.info("report: %s", write_report(store.root))
+    except Exception as error:  # whatever went wrong in the report, the crawl is done and stays so
+        log.warning("the crawl report was not written: %s: %s", type(error).__name__, error)
+
+
+# ---- the command line ---------------------------------------------------------------------------
+
+def request_problems(depth: int, runner: str, output: str | None, db: str | None, reducers: int | None,
+                     export, progress_every: float) -> list[str]:
+    """What is wrong with a crawl's options, as the command line names them."""
+    problems = []
+    if progress_every < 0:
+        problems.append(f"--progress-every: must be 0 or more seconds, got {progress_every:g}")
+    if depth < 1:
+        problems.append(f"--depth: must be at least 1, got {depth}")
+    if reducers is not None and reducers < 1:
+        problems.append(f"--reducers: must be at least 1, got {reducers}")
+    if runner not in RUNNERS:
+        problems.append(f"--runner {runner}: unknown; choose from {', '.join(RUNNERS)}")
+    problems += [f"--export {kind}: unknown; choose from {', '.join(EXPORT_KINDS)}"
+                 for kind in export if kind not in EXPORT_KINDS]
+    if export and output and is_cluster_path(output):
+        problems.append(f"--export: exports read local disk; copy {output} down and run {invocation('export')}")
+    if runner in LOCAL_DISK_RUNNERS and output and is_cluster_path(output):
+        problems.append(f"--output {output}: the {runner} runner works on local disk; use hadoop or emr")
+    if db and is_cluster_path(db) != bool(output and is_cluster_path(output)):
+        problems.append(f"--db {db}: must be on the filesystem of --output (local disk, or the cluster's)")
+    return problems
+
+
 class _ArgumentParser(argparse.ArgumentParser):
     def error(self, message):
         raise UsageError(f"{self.prog}: {message}")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(
-        prog="mrcrawl crawl",
-        description="Crawl a set of sites layer by layer with five MapReduce jobs.",
-    )
+    parser = _ArgumentParser(prog="mrcrawl crawl",
+                             description="Crawl a set of sites layer by layer with MapReduce jobs.")
     parser.add_argument("seeds", metavar="SEEDS",
                         help="seed file: one URL per line; blank lines and # comments are ignored")
     parser.add_argument("--depth", type=int, required=True, metavar="N",
@@ -182,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--output", metavar="DIR", help="crawl directory (default: crawl/<config name>)")
     parser.add_argument("--db", metavar="DB",
                         help="crawl db shared by the runs of these sites, made if missing (default: DIR/db)")
-    parser.add_argument("--now", type=_utc_time, metavar="ISO8601",
+    parser.add_argument("--now", type=utc_time, metavar="ISO8601",
                         help="behave as if the run started at this UTC time (default: now)")
     parser.add_argument("--runner", default="inline", choices=RUNNERS, help="mrjob runner (default: inline)")
     parser.add_argument("--resume", action="store_true",
@@ -211,28 +310,17 @@ def build_parser() -> argparse.ArgumentParser:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.progress_every < 0:
-        parser.error(f"--progress-every: must be 0 or more seconds, got {args.progress_every:g}")
+    args.export = [kind.strip() for kind in args.export.split(",") if kind.strip()]
+    problems = request_problems(args.depth, args.runner, args.output, args.db, args.reducers, args.export,
+                                args.progress_every)
+    if problems:
+        parser.error(problems[0])
     if args.verbosity < 0:  # -q: warnings and errors only, so no progress either
         args.progress_every = 0
-    if args.depth < 1:
-        parser.error(f"--depth: must be at least 1, got {args.depth}")
-    if args.reducers is not None and args.reducers < 1:
-        parser.error(f"--reducers: must be at least 1, got {args.reducers}")
-    args.export = [kind.strip() for kind in args.export.split(",") if kind.strip()]
-    for kind in args.export:
-        if kind not in EXPORT_KINDS:
-            parser.error(f"--export {kind}: unknown; choose from {', '.join(EXPORT_KINDS)}")
-    if args.export and args.output and is_cluster_path(args.output):
-        parser.error(f"--export: exports read local disk; copy {args.output} down and run {invocation('export')}")
-    if args.runner in LOCAL_DISK_RUNNERS and args.output and is_cluster_path(args.output):
-        parser.error(f"--output {args.output}: the {args.runner} runner works on local disk; use hadoop or emr")
-    if args.db and is_cluster_path(args.db) != bool(args.output and is_cluster_path(args.output)):
-        parser.error(f"--db {args.db}: must be on the filesystem of --output (local disk, or the cluster's)")
     return args
 
 
-def _utc_time(text: str) -> datetime:
+def utc_time(text: str) -> datetime:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
@@ -240,608 +328,16 @@ def _utc_time(text: str) -> datetime:
     return moment.replace(tzinfo=moment.tzinfo or timezone.utc)
 
 
-def read_seeds(path: str, scope: UrlFilter) -> tuple[list[str], list[str]]:
-    """The canonical seeds of a seed file, and a message for each line skipped."""
-    try:
-        with open(path, encoding="utf-8") as seed_file:
-            lines = seed_file.read().splitlines()
-    except OSError as error:
-        raise ConfigError(path, "file", f"cannot read the seed file ({error.strerror or error})") from None
-    except UnicodeDecodeError:
-        raise ConfigError(path, "file", "the seed file is not UTF-8 text") from None
-    seeds, skipped, seen = [], [], set()
-    for number, line in enumerate(lines, start=1):
-        text = line.strip()
-        if not text or text.startswith("#"):
-            continue
-        url = normalize_url(text)
-        if url is None:
-            skipped.append(f"{path}:{number}: skipped {text!r}: not an absolute http(s) URL")
-        elif not scope.allows(url):
-            skipped.append(f"{path}:{number}: skipped {url}: outside url_allow/url_deny")
-        elif url not in seen:
-            seen.add(url)
-            seeds.append(url)
-    if not seeds:
-        raise ConfigError(path, "seeds", f"no usable seed URL ({len(skipped)} line(s) skipped)")
-    return seeds, skipped
-
-
-def package_root() -> str:
-    """The directory that holds the mrcrawl package."""
-    return str(Path(__file__).resolve().parent.parent)
-
-
-def package_zip(directory: str) -> str:
-    """Zip the mrcrawl package so that tasks on any runner can import it."""
-    package = Path(__file__).resolve().parent
-    archive = os.path.join(directory, "mrcrawl.zip")
-    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
-        for path in sorted(package.rglob("*.py")):
-            zipped.write(path, path.relative_to(package.parent).as_posix())
-    return archive
-
-
-class Crawl:
-    """One crawl directory being worked on by one run of the driver."""
-
-    def __init__(self, store: CrawlStore, state: dict, config: CrawlConfig, args: argparse.Namespace, say=None):
-        self.store = store
-        self.db = crawl_db(state["db"])
-        self.state = state
-        self.config = config
-        self.runner = args.runner
-        self.reducers = args.reducers
-        self.say = say or log.info  # what the run tells the operator, step by step
-        self.ran: list[str] = []  # the steps this run has done, in order
-        self._scratch = contextlib.ExitStack()  # this run's temporary files, removed by close()
-        self.progress_every = args.progress_every
-        self._progress_stream = self._scratch.enter_context(progress_stream()) if args.progress_every else None
-        self._runner_args = ["-r", self.runner]
-        conf_args = ["--conf-path", args.mrjob_conf] if args.mrjob_conf else []
-        self._runner_args += conf_args
-        spark_master = args.spark_master or (None if args.mrjob_conf else "local[*]")
-        on_this_machine = self.runner == "local" or (self.runner == "spark" and (spark_master or "").startswith("local"))
-        if self.runner == "local":
-            self._runner_args += local_task_args()
-        elif self.runner in SHIPPING_RUNNERS:
-            # Tasks run in other processes (or machines) and import the
-            # package from this zip, not from wherever the driver found it.
-            scratch = self._scratch.enter_context(tempfile.TemporaryDirectory(prefix="mrcrawl-run-"))
-            self._runner_args += ["--py-files", package_zip(scratch)]
-        if on_this_machine and self.runner != "local":
-            self._runner_args += ["--python-bin", sys.executable]
-        if self.runner == "spark":
-            if spark_master:
-                self._runner_args += ["--spark-master", spark_master]
-            if on_this_machine:
-                # Spark otherwise binds its driver to the host's first
-                # non-loopback address; a local master needs no network.
-                os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-
-    # ---- the loop ----------------------------------------------------------
-
-    def run(self, depth: int) -> Counter:
-        """Crawl to `depth` layers, or to the depth the crawl already has if
-        that is more; return the outcome totals of the whole crawl."""
-        started = time.monotonic()
-        kept = self.state.get("depth", 0)
-        if depth < kept:
-            # A crawl never gets shallower: a smaller depth would merge fewer
-            # layers over what the deeper crawl stored.
-            self.say(f"the crawl already has depth {kept}; --depth {depth} keeps it at {kept}")
-            depth = kept
-        self.state["depth"] = depth
-        self.state["runners"] = list(dict.fromkeys([*self.state.get("runners", []), self.runner]))  # for the report
-        self.store.save_state(self.state)
-        self.generate()
-        layers = 0
-        for layer in range(depth):
-            if not self.store.has_records(self.store.frontier(layer)):
-                self.say(f"layer {layer}: frontier is empty, stopping")
-                break
-            self.crawl_layer(layer, last=layer == depth - 1)
-            layers = layer + 1
-        self.merge_and_convert(layers)
-        totals = self._outcome_totals()
-        self.say(self._summary(time.monotonic() - started, layers, totals))
-        return totals
-
-    def _summary(self, seconds: float, layers: int, totals: Counter) -> str:
-        crawl_steps = [name for name in self.ran if name.startswith("crawl/")]
-        outcomes_now = Counter()
-        for name in crawl_steps:
-            outcomes_now.update(self.state["done"][name]["counters"].get("outcome", {}))
-        fetched_now = outcomes_now[FETCHED]
-        now = (
-            f"this run fetched {fetched_now} pages ({fetched_now / max(seconds, 1e-9):.1f} pages/s), "
-            f"{outcomes_now[NOT_MODIFIED]} not modified"
-            if crawl_steps else "nothing was left to fetch"
-        )
-        return (
-            f"done in {seconds:.1f} s: {now}; the run holds {totals[FETCHED]} fetched pages "
-            f"of {sum(totals.values())} URLs attempted over {layers} layer(s); crawl db: {self.db.root}"
-        )
-
-    def close(self) -> None:
-        """Remove this run's scratch files, however the run ended."""
-        self._scratch.close()
-
-    def crawl_layer(self, layer: int, last: bool) -> None:
-        self.say(f"layer {layer}: {self._frontier_size(layer)} URLs")
-        self.fetch(layer)
-        self.parse(layer)
-        self.update_db(layer)
-        if not last:
-            self.optimize(layer)
-
-    def generate(self) -> None:
-        """Layer 0's frontier: the seeds, and the db's URLs due at the run's start."""
-        seeds = ["--seeds-part", str(self.store.part_file(self.store.seeds()))]  # written by open_crawl
-        self.step("generate/0", MRGenerator, self.db.partition_files(), self.store.frontier(0), 0, seeds)
-
-    def fetch(self, layer: int) -> None:
-        self.step(f"crawl/{layer}", MRCrawler, [self.store.frontier(layer)], self.store.docs(layer), layer)
-
-    def parse(self, layer: int) -> None:
-        self.step(f"parse/{layer}", MRParser, [self.store.docs(layer)], self.store.outlinks(layer), layer)
-
-    def update_db(self, layer: int) -> None:
-        """Merge what the layer found into the db: sort the batch, find the
-        duplicates among its pages, then merge both into each partition."""
-        store = self.store
-        layer_stores = [store.frontier(layer), store.docs(layer), store.outlinks(layer)]
-        self.step(f"dbbatch/{layer}", MRDbBatch, layer_stores, store.db_batch(layer), layer)
-        batch = self._part_args("--batch-part", store.db_batch(layer))
-        if self.runner != "spark":  # Spark's shuffle leaves a reduce task's keys unsorted
-            batch.append("--batch-sorted")
-        self.step(f"dedup/{layer}", MRDuplicates, self.db.digest_files(), store.duplicates(layer), layer, batch)
-        duplicates = self._part_args("--duplicates-part", store.duplicates(layer))
-        self.step(f"dbupdate/{layer}", MRDbMerge, self.db.files(), self.db, layer, batch + duplicates)
-
-    def _part_args(self, option: str, directory) -> list[str]:
-        """`option PART` for each part file of a store: how a job is shipped a store it reads whole."""
-        return [arg for part in self.store.parts(directory) for arg in (option, str(part))]
-
-    def optimize(self, layer: int) -> None:
-        self.step(f"optimize/{layer}", MROptimizer, self.db.partition_files(), self.store.frontier(layer + 1), layer)
-
-    def merge_and_convert(self, layers: int) -> None:
-        if layers == 0:
-            return
-        store = self.store
-        merged_layers = "0" if layers == 1 else f"0-{layers - 1}"
-        # The duplicate stores mark the pages that repeat another URL's (no XML for those).
-        inputs = [store.docs(n) for n in range(layers)] + [store.duplicates(n) for n in range(layers)]
-        self.step(f"merge/{merged_layers}", MRMerge, inputs, store.merged(), layers - 1)
-        xml = store.xml(self.state["started_at"])
-        self.step(f"xml/{merged_layers}", MRHtmlToXml, [store.merged()], xml, layers - 1)
-        self.say(f"pages: {store.merged()}  xml: {xml}")
-
-    # ---- one job -----------------------------------------------------------
-
-    def step(self, name: str, job_class, inputs: list, output, layer: int, options: list[str] = ()) -> None:
-        """Run one job into `output`, a store of the crawl directory or the
-        crawl db (whose next generation it then writes), unless it is done."""
-        done = self.state["done"]
-        if name in done:
-            self.say(f"  {name:<12} already done")
-            return
-        into_db = output is self.db
-        if into_db and self.db.meta()["applied"] == self._db_update_name(name):
-            # The run that died committed this update to the db, and died
-            # before crawl.json said so: it must not be applied twice.
-            self._done(name, 0.0, {})
-            return
-        if not reads_whole_files(job_class):  # those are given the db's files, each one a task
-            inputs = [directory for directory in inputs if self.store.parts(directory)]
-        written = self.db.next_dir() if into_db else self.store.begin_output(name, output)
-        started = time.monotonic()
-        pause_point(f"start {name}")
-        if inputs:
-            try:
-                counters = self._run_job(name, job_class, inputs, written, layer, options)
-            except Exception as error:
-                if INTERRUPTED.is_set():
-                    # Ctrl-C broke the step, wherever it landed: inside a task,
-                    # or inside argparse while the job was being made (whose
-                    # clean-up then raises an AttributeError of its own).
-                    raise KeyboardInterrupt from error
-                # A failed step's half output goes: on a full disk, it holds the space needed.
-                (self.db.store if into_db else self.store).remove(written)
-                if not disk_full(error):  # the cause is plain; a traceback would hide it
-                    log.exception("mrcrawl: step %s failed, with this traceback:", name)
-                raise StepFailed(f"{name} failed: {type(error).__name__}: {error}") from error
-        else:
-            self.store.write_text(self.store.part_file(written), "")
-            counters = {}
-        pause_point(f"written {name}")
-        try:
-            if into_db:
-                self.db.commit(self._db_update_name(name), self.state["run"], (counters or {}).get("dbupdate"))
-            else:
-                self.store.commit(written, output)
-            pause_point(f"committed {name}")
-            self._done(name, round(time.monotonic() - started, 3), counters)
-        except OSError as error:  # crawl.json does not name the step: --resume runs it again
-            raise StepFailed(f"{name} failed storing its output: {type(error).__name__}: {error}") from error
-
-    def _db_update_name(self, step: str) -> str:
-        """How db.json names the update a step of this run commits."""
-        return f"{self.state['run']} {step}"
-
-    def _done(self, name: str, seconds: float, counters: dict | None) -> None:
-        """Record a finished step; `counters` is None when the runner reported none."""
-        done = self.state["done"]
-        done[name] = {"seconds": seconds, "counters": counters or {}}
-        self.ran.append(name)
-        self.store.save_state(self.state)
-        self.store.write_json(self.store.stats_path, done)
-        told = describe(name, counters, seconds) if counters is not None else "done (a Spark step reports no counters)"
-        self.say(f"  {name:<12} {seconds:7.1f} s  {told}")
-        if INTERRUPTED.is_set():
-            raise KeyboardInterrupt  # a Ctrl-C that could not be raised where it came (see interrupts_remembered)
-
-    def job_args(self, job_class, inputs: list, output, layer: int, options: list[str] = ()) -> list[str]:
-        """The command line of one job of this crawl, for this runner.
-        `inputs` are stores (directories), or for a job that reads whole
-        files (reads_whole_files), the files."""
-        whole_files = reads_whole_files(job_class)
-        args = [*self._runner_args, "--output-dir", str(output), *options]
-        if whole_files and self.runner == "spark":
-            # mrjob's Spark runner has no input manifests, and reads no counters of a Spark step (mr/wholefile.py).
-            args += ["--spark-whole-files", "--spark-counters", self._spark_counters_path()]
-        if issubclass(job_class, CrawlJobOptions):
-            args += ["--crawl-config", str(self.store.config_path), "--layer", str(layer)]
-        if issubclass(job_class, DbJobOptions):
-            args += ["--db-partitions", str(self.db.partitions), "--run", self.state["run"]]
-        if self.reducers and job_class.reducer is not MRJob.reducer:
-            args += ["--jobconf", f"mapreduce.job.reduces={self.reducers}"]
-        if whole_files:
-            # The db's jobs read whole partition files, a task each, and are
-            # given them by name: a task takes its partition from the name.
-            args += [str(part) for part in inputs]
-        elif self.runner in LOCAL_DISK_RUNNERS:
-            # These runners, given a directory, read every file in it
-            # (.crc and _SUCCESS too): name the part files.
-            args += [f"{directory}/part-*" for directory in inputs]
-        else:
-            # Spark and Hadoop read directories and skip their marker files,
-            # and Spark cannot expand a local glob.
-            args += [str(directory) for directory in inputs]
-        return args
-
-    def _run_job(self, name: str, job_class, inputs: list, output, layer: int, options: list[str]) -> dict:
-        job = job_class(args=self.job_args(job_class, inputs, output, layer, options))
-        with job.make_runner() as runner, contextlib.ExitStack() as made_here:
-            if job.options.runner == "spark" and not is_uri(runner._spark_tmp_dir):
-                # mrjob 0.7.4 writes counters there on a local master
-                # without creating it first, and leaves it behind: one
-                # directory per job in the temp directory, every day.
-                os.makedirs(runner._spark_tmp_dir, exist_ok=True)
-                made_here.callback(shutil.rmtree, runner._spark_tmp_dir, ignore_errors=True)
-            with self._progress_shown(name, runner):
-                runner.run()
-            if getattr(job.options, "spark_whole_files", False):
-                return spark_step_counters(job.options.spark_counters)
-            return merge_counters(runner.counters())
-
-    def _progress_shown(self, name: str, runner):
-        """Show the step's progress on stderr while its job runs (mrcrawl/progress.py)."""
-        if not self.progress_every:
-            return contextlib.nullcontext()
-        total = self._frontier_count(int(name.split("/")[1])) if name.startswith("crawl/") else None
-        watching = contextlib.ExitStack()
-        read = watching.enter_context(task_reports(runner))
-        watching.enter_context(StepWatch(name, total, read, self._progress_stream, self.progress_every))
-        return watching
-
-    def _spark_counters_path(self) -> str:
-        """Where a job run as a Spark step writes its counters (mr/wholefile.py): a file of this run's scratch."""
-        scratch = self._scratch.enter_context(tempfile.TemporaryDirectory(prefix="mrcrawl-counters-"))
-        return os.path.join(scratch, "counters.json")
-
-    def _frontier_size(self, layer: int):
-        if layer == 0:
-            generated = self._frontier_counters(0)
-            if generated is None:
-                return "the seeds and the due"  # a step without counters (Spark)
-            return f"{generated.get('seeds', 0)} seeds + {generated.get('due urls', 0)} due"
-        count = self._frontier_count(layer)
-        return "?" if count is None else count
-
-    def _frontier_counters(self, layer: int) -> dict | None:
-        """The counters of the step that wrote layer L's frontier (None: it reported none)."""
-        step, group = ("generate/0", "generate") if layer == 0 else (f"optimize/{layer - 1}", "optimize")
-        return self.state["done"].get(step, {}).get("counters", {}).get(group)
-
-    def _frontier_count(self, layer: int) -> int | None:
-        """How many URLs layer L's frontier holds, if its step's counters say."""
-        counters = self._frontier_counters(layer)
-        if counters is None:
-            return None
-        return sum(counters.get(name, 0) for name in (("seeds", "due urls") if layer == 0 else ("new urls",)))
-
-    def _outcome_totals(self) -> Counter:
-        return crawl_counters(self.state["done"], "outcome")
-
-
-def spark_step_counters(path: str) -> dict | None:
-    """The counters a job run as a Spark step wrote, or None when there are none
-    here (Spark's cluster deploy mode runs the step's driver on another machine)."""
-    try:
-        with open(path, encoding="utf-8") as written:
-            return json.load(written)
-    except FileNotFoundError:
-        return None
-
-
-def crawl_counters(done: dict, group: str) -> Counter:
-    """One counter group summed over every finished crawl step."""
-    totals = Counter()
-    for name, step in done.items():
-        if name.startswith("crawl/"):
-            totals.update(step["counters"].get(group, {}))
-    return totals
-
-
-# What to tell the operator when most URLs failed one way.
-_ADVICE = {
-    "blocked: non-public address": "set allow_private_networks: true in {conf} to crawl hosts on loopback or private networks",
-    "DNSLookupError": "host names do not resolve: is this machine online, and is its DNS (or dns_server in {conf}) working?",
-    # Through a proxy, the proxy's own name is looked up by the HTTP client.
-    "NameResolutionError": "the proxy's name does not resolve: is this machine online, and is its DNS working?",
-    "ProxyError (Connection refused)": "nothing listens at the address of the proxy in {conf}",
-    "Connection refused": "nothing listens at the seeds' addresses",
-    "blocked: outside url_allow/url_deny": "the seeds' redirects lead outside url_allow/url_deny in {conf}",
-}
-
-
-def why_nothing_was_fetched(done: dict, conf: str) -> str:
-    """One line naming the main cause of a crawl that fetched no page."""
-    outcomes = crawl_counters(done, "outcome")
-    attempted = sum(outcomes.values())
-    if not attempted:
-        return "no URL was attempted"
-    errors = crawl_counters(done, "error")
-    cause, count = (errors or outcomes).most_common(1)[0]
-    line = f"{cause} ({count} of {attempted} URLs)"
-    # The first advice that fits: the more particular causes come first.
-    advice = [text.format(conf=conf) for key, text in _ADVICE.items() if key in cause][:1]
-    return "; ".join([line, *advice])
-
-
-def merge_counters(per_step: list[dict]) -> dict:
-    merged: dict = {}
-    for step in per_step:
-        for group, counters in step.items():
-            for name, amount in counters.items():
-                merged.setdefault(group, {})
-                merged[group][name] = merged[group].get(name, 0) + amount
-    return merged
-
-
-def describe(step: str, counters: dict, seconds: float) -> str:
-    """One line of what a step did, from its counters."""
-    kind = step.split("/", 1)[0]
-    if kind == "crawl":
-        outcomes = counters.get("outcome", {})
-        fetched = outcomes.get(FETCHED, 0)
-        parts = [f"{name} {outcomes[name]}" for name in OUTCOMES if outcomes.get(name)]
-        fetch = counters.get("fetch", {})
-        requests = f"{fetch.get('requests', 0)} requests sent"
-        if fetch.get("unconnected"):
-            requests += f", {fetch['unconnected']} could not connect"
-        errors = Counter(counters.get("error", {})).most_common(TOP_ERRORS)
-        return (
-            f"{counters.get('crawl', {}).get('urls in', 0)} URLs in: "
-            f"{', '.join(parts) or 'nothing attempted'}; {requests}, "
-            f"{fetch.get('retries', 0)} retries ({fetched / max(seconds, 1e-9):.1f} pages/s)"
-            + "".join(f"\n{'':26}{count} × {kind}" for kind, count in errors)
-        )
-    group = counters.get(kind, {})
-    if kind == "parse":
-        return f"{group.get('records in', 0)} records in, {group.get('outlinks', 0)} outlinks in scope"
-    if kind == "optimize":
-        return f"{group.get('new urls', 0)} new URLs for the next layer"
-    if kind == "generate":
-        return f"{group.get('seeds', 0)} seeds and {group.get('due urls', 0)} due URLs for layer 0"
-    if kind == "dbbatch":
-        return f"{group.get('urls', 0)} URLs and {group.get('digests', 0)} payload digests in the batch"
-    if kind == "dedup":
-        return f"{counters.get('duplicates', {}).get('urls', 0)} page(s) repeat another URL's payload"
-    if kind == "dbupdate":
-        return (f"{group.get('urls', 0)} URLs in the db: {group.get('urls added', 0)} added, "
-                f"{group.get('urls updated', 0)} updated ({group.get('duplicates', 0)} duplicates), "
-                f"{group.get('urls queued', 0)} queued for the next layer; "
-                f"{group.get('digests', 0)} payload digests ({group.get('digests added', 0)} added)")
-    if kind == "merge":
-        return f"{group.get('records in', 0)} records in, {group.get('records out', 0)} out"
-    return f"{group.get('records in', 0)} records in, {group.get('pages', 0)} XML pages"
-
-
-def reads_whole_files(job_class) -> bool:
-    """Whether the job's map tasks read whole input files (mapper_raw): the crawl db's jobs."""
-    return job_class.mapper_raw is not MRJob.mapper_raw
-
-
-def local_task_args() -> list[str]:
-    """What the local runner is told so that its tasks are forks of this process.
-
-    The tasks have the package and mrjob already.  Shipping either (mrjob
-    zips itself for every job unless told not to) would wrap every task in
-    mrjob's setup script, and so make it a new interpreter again.  Should an
-    mrjob.conf add setup commands anyway, those tasks find the package where
-    this process did, with this interpreter.
-    """
-    return ["--no-bootstrap-mrjob", "--cmdenv", f"PYTHONPATH={package_root()}", "--python-bin", sys.executable]
-
-
-def store_at(root: str) -> CrawlStore:
-    return ClusterCrawlStore(root) if is_cluster_path(root) else CrawlStore(root)
-
-
-def crawl_store(args: argparse.Namespace, config: CrawlConfig) -> CrawlStore:
-    return store_at(args.output or str(Path("crawl") / config.name))
-
-
-def db_root(args: argparse.Namespace, store: CrawlStore) -> str:
-    """Where the crawl db is: --db, else the crawl directory's db/ (absolute,
-    so that a resume from another directory finds the same db)."""
-    root = args.db or str(store.join("db"))
-    return root if is_cluster_path(root) else os.path.abspath(root)
-
-
-def db_of_run(store: CrawlStore, args: argparse.Namespace) -> str:
-    """The crawl db of this run: a resumed crawl's own, else db_root()."""
-    if not args.resume:
-        return db_root(args, store)
-    state = store.load_state()
-    if args.db and db_root(args, store) != state.get("db"):
-        raise UsageError(f"--db {args.db}: the crawl in {store.root} works on the crawl db {state.get('db')}; "
-                         "resume without --db, or with that one")
-    return state.get("db") or db_root(args, store)
-
-
-def crawl_db(root: str) -> CrawlDb:
-    return CrawlDb(store_at(root))
-
-
-def check_directory(store: CrawlStore, resume: bool) -> None:
-    """Refuse a crawl directory that this run would damage or misread."""
-    try:
-        entries = store.entries()
-    except NotADirectoryError:
-        raise UsageError(f"--output {store.root}: exists and is not a directory") from None
-    holds_crawl = entries is not None and CRAWL_STATE in entries
-    if resume and not holds_crawl:
-        what = "does not exist" if entries is None else "holds no crawl (no crawl.json)"
-        raise UsageError(f"--resume: {store.root} {what}; check the path, or drop --resume to start a new crawl there")
-    if not resume and holds_crawl:
-        raise UsageError(f"{store.root}: already holds a crawl; use --resume to continue it or another --output")
-    if not resume and entries and not entries <= STARTUP_LEFTOVERS:
-        # Someone else's files: a crawl written among them could not be told
-        # apart from them, and a later clean-up could delete them.
-        shown = ", ".join(sorted(entries - STARTUP_LEFTOVERS)[:3])
-        raise UsageError(f"--output {store.root}: holds other files ({shown}…); give a new or empty directory")
-
-
-def refuse_links(store: CrawlStore, option: str) -> None:
-    """Refuse a crawl directory or crawl db that holds a symbolic link: what
-    the crawler writes there could land outside both (CrawlStore.links)."""
-    refusal = store.link_refusal()
-    if refusal:
-        raise UsageError(f"{option} {refusal}")
-
-
-def open_crawl(store: CrawlStore, args: argparse.Namespace, config: CrawlConfig, seeds: list[str], db: CrawlDb) -> dict:
-    """Start the crawl in the store's directory, or reopen it for --resume
-    (check_directory() has refused a directory that fits neither)."""
-    if args.resume:
-        state = store.load_state()
-        if state.get("format") != STATE_FORMAT:
-            raise UsageError(f"{store.state_path}: format: not a crawl state this version can resume")
-        if args.now and iso_utc(args.now) != state["run"]:
-            raise UsageError(f"--now {args.now.isoformat()}: the crawl in {store.root} runs as of {state['run']}; "
-                             "resume without --now, or with that time")
-        changed = config_differences(state["config"], json_config(config))
-        if changed:
-            raise UsageError(
-                f"{args.conf}: {'; '.join(changed)}: differs from the config of the crawl in {store.root}; "
-                "resume with the same config, or crawl into another --output")
-        check_same_seeds(store, args.seeds, seeds)
-        # The same config but perhaps for the proxy's password, which
-        # crawl.json does not keep: a password changed since takes effect.
-        store.write_text(store.config_path, config.to_json() + "\n", private=True)
-        return state
-    store.make_root()
-    store.write_text(store.config_path, config.to_json() + "\n", private=True)
-    start = args.now or datetime.now(timezone.utc)
-    state = {
-        "format": STATE_FORMAT,
-        "config": json_config(config),
-        "seeds": os.path.abspath(args.seeds),
-        "seeds_count": len(seeds),
-        "run": iso_utc(start),  # the run's start: what the db's revisit times count from
-        "started_at": start.astimezone(timezone.utc).strftime("%Y_%m_%d_%H_%M_%S"),
-        "db": str(db.root),
-        "done": {},
-    }
-    written = store.begin_output("seeds", store.seeds())
-    store.write_text(store.part_file(written), "".join(url + "\n" for url in seeds))
-    store.commit(written, store.seeds())
-    store.save_state(state)
-    return state
-
-
-def config_differences(crawled: dict, given: dict) -> list[str]:
-    """The keys whose values differ, each with both values when they are short."""
-    differences = []
-    for key in sorted(set(crawled) | set(given)):
-        before, now = crawled.get(key), given.get(key)
-        if before != now:
-            values = f"{before!r} in the crawl, {now!r} here"
-            differences.append(f"{key} ({values})" if len(values) <= 60 else key)
-    return differences
-
-
-def check_same_seeds(store: CrawlStore, seeds_path: str, seeds: list[str]) -> None:
-    """A resume continues the seeds it started from; refuse a seed file that says otherwise."""
-    crawled = {url for part in store.parts(store.seeds()) for url in store.read_text(part).splitlines() if url}
-    added, dropped = sorted(set(seeds) - crawled), sorted(crawled - set(seeds))
-    if added or dropped:
-        example = f"{added[0]} is new" if added else f"{dropped[0]} is missing"
-        raise UsageError(
-            f"{seeds_path}: differs from the seeds of the crawl in {store.root} "
-            f"({len(added)} added, {len(dropped)} missing; {example}); resume with the same seeds")
-
-
-def json_config(config: CrawlConfig) -> dict:
-    """The config as crawl.json keeps it and messages show it: the proxy's
-    password masked.  Only config.json, which the jobs read, holds it."""
-    values = json.loads(config.to_json())
-    if values.get("proxy"):
-        values["proxy"] = redacted_proxy(values["proxy"])
-    return values
-
-
-def lock(store: CrawlStore, lock_path, what: str):
-    """Keep two runs out of one local crawl directory or crawl db; the lock
-    dies with the process.
-
-    A directory on HDFS or S3 has no such lock: run_depth.sh's per-language
-    lock on the machine that drives the crawl keeps runs apart there.
-    """
-    if isinstance(store, ClusterCrawlStore):
-        return contextlib.nullcontext()
-    try:
-        store.make_root()
-    except (FileExistsError, NotADirectoryError):
-        raise UsageError(f"{store.root}: exists and is not a directory; give the {what} a directory") from None
-    # Not truncated, and never through a link (refuse_links ran before).
-    handle = open(os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o666), "w")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        raise UsageError(f"{store.root}: another run is working on this {what}") from None
-    return handle
-
-
-def open_db(db: CrawlDb) -> None:
-    """Check the run's crawl db, or make an empty one where there is none yet."""
-    try:
-        entries = db.store.entries()
-    except NotADirectoryError:
-        raise UsageError(f"--db {db.root}: exists and is not a directory") from None
-    if entries and DB_META not in entries and not entries <= CREATE_LEFTOVERS:
-        raise UsageError(f"--db {db.root}: holds other files and no crawl db; give a crawl db or a new directory")
-    if not entries or DB_META not in entries:
-        db.create()
-    try:
-        db.meta()
-    except NoCrawlDb as error:
-        raise UsageError(f"--db: {error}") from None
+def command_words(seeds_path: str, depth: int, conf: str, output, db: str | None) -> list[str]:
+    """A command line that continues a crawl started from Python: the resume hint's."""
+    return [seeds_path, "--depth", str(depth), "--conf", conf, "--output", str(output),
+            *(["--db", db] if db else []), "--resume"]
+
+
+def resume_command(argv: list[str]) -> str:
+    """This command line, as a shell would take it, with --resume."""
+    words = argv if "--resume" in argv else [*argv, "--resume"]
+    return f"{invocation('crawl')} {shlex.join(words)}"
 
 
 def main(argv: list[str] | None = None, resume_hint: str | None = None) -> int:
@@ -855,90 +351,13 @@ def main(argv: list[str] | None = None, resume_hint: str | None = None) -> int:
     try:
         args = parse_args(argv)
         configure_logging(args.verbosity)
-        config = load_config(args.conf)
-        seeds, skipped = read_seeds(args.seeds, UrlFilter(config.url_allow, config.url_deny))
-        store = crawl_store(args, config)
-        check_directory(store, args.resume)
-        refuse_links(store, "--output")
+        return crawl(args.seeds, args.depth, args.conf, output=args.output, db=args.db, now=args.now,
+                     runner=args.runner, resume=args.resume, spark_master=args.spark_master,
+                     mrjob_conf=args.mrjob_conf, reducers=args.reducers, export=tuple(args.export),
+                     progress_every=args.progress_every, resume_hint=resume_hint or resume_command(argv)).status
     except (UsageError, ConfigError) as error:
         log.error("%s", error)
         return EXIT_USAGE
-    for message in skipped:
-        log.warning("%s", message)
-    resume_hint = resume_hint or resume_command(argv)
-    with contextlib.ExitStack() as held:
-        try:
-            held.enter_context(lock(store, store.lock_path, "crawl directory"))
-            db = crawl_db(db_of_run(store, args))
-            refuse_links(db.store, "--db")
-            held.enter_context(lock(db.store, db.lock_path, "crawl db"))
-            open_db(db)
-            state = open_crawl(store, args, config, seeds, db)
-        except UsageError as error:
-            log.error("%s", error)
-            return EXIT_USAGE
-        return run_crawl(store, state, config, args, resume_hint)
-
-
-def write_run_report(store: CrawlStore) -> None:
-    """DIR/report.html: one that cannot be written is a warning, and changes
-    neither the crawl nor its exit status."""
-    if isinstance(store, ClusterCrawlStore):  # the report reads local disk: `mrcrawl report` on a copy
-        return
-    try:
-        log.info("report: %s", write_report(store.root))
-    except Exception as error:  # whatever went wrong in the report, the crawl is done and stays so
-        log.warning("the crawl report was not written: %s: %s", type(error).__name__, error)
-
-
-def run_crawl(store: CrawlStore, state: dict, config: CrawlConfig, args: argparse.Namespace, resume_hint: str) -> int:
-    """Crawl and export, holding the locks; write the report, however the run
-    ended but for Ctrl-C, before the line that says how a run that failed
-    ended (the last one on stderr); return the exit status."""
-    status, ending = crawl_and_export(store, state, config, args, resume_hint)
-    if status != EXIT_INTERRUPTED:
-        write_run_report(store)
-    if ending:
-        log.error(ending)
-    return status
-
-
-def crawl_and_export(store: CrawlStore, state: dict, config: CrawlConfig, args: argparse.Namespace,
-                     resume_hint: str) -> tuple[int, str | None]:
-    """Crawl, then write the exports; return the exit status, and for a run
-    that did not succeed what to say of how it ended."""
-    log.info(f"mrcrawl: crawl {config.name!r} ({config.language}), depth {args.depth}, runner {args.runner}, "
-             f"into {store.root}, as of {state['run']}, crawl db {state['db']}")
-    with interrupts_remembered():
-        crawl = Crawl(store, state, config, args)
-        try:
-            totals = crawl.run(args.depth)
-        except (StepFailed, OSError, KeyboardInterrupt) as error:
-            # A step whose tasks Ctrl-C stopped failed because of it.  An
-            # OSError outside a job (saving crawl.json, a commit's rename)
-            # leaves the steps crawl.json names, as a failed job does.
-            if not isinstance(error, KeyboardInterrupt) and not INTERRUPTED.is_set():
-                return EXIT_STEP_FAILED, "\n".join(failure_lines(error, store.root, resume_hint))
-            return (EXIT_INTERRUPTED,
-                    f"mrcrawl: interrupted; the finished steps are kept in {store.root}; to go on, run: {resume_hint}")
-        finally:
-            crawl.close()
-    if not totals[FETCHED] + totals[NOT_MODIFIED]:
-        return EXIT_NOTHING_FETCHED, f"mrcrawl: no page fetched: {why_nothing_was_fetched(state['done'], args.conf)}"
-    for kind in args.export:
-        try:
-            summary = run_exports(store.root, [kind])[kind]
-        except OSError as error:  # the export's scratch is gone, its previous output kept: --resume exports again
-            what = f"the {kind} export failed: {type(error).__name__}: {error}"
-            return EXIT_STEP_FAILED, "\n".join(failure_lines(error, store.root, resume_hint, what))
-        log.info(describe_export(kind, summary))
-    return EXIT_OK, None
-
-
-def resume_command(argv: list[str]) -> str:
-    """This command line, as a shell would take it, with --resume."""
-    words = argv if "--resume" in argv else [*argv, "--resume"]
-    return f"{invocation('crawl')} {shlex.join(words)}"
 
 
 if __name__ == "__main__":

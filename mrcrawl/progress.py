@@ -27,7 +27,6 @@ from typing import Callable, Iterator, TextIO
 from tqdm import tqdm
 
 from mrcrawl.logs import written_through
-from mrcrawl.store.records import OUTCOMES
 
 POLL_SECONDS = 0.5  # how often the watcher reads the tasks' reports
 DEFAULT_EVERY = 30.0  # seconds between plain progress lines
@@ -69,11 +68,14 @@ def duration(seconds: float) -> str:
 
 
 class StepProgress:
-    """One running step's figures, from its tasks' reports."""
+    """One running step's figures, from its tasks' reports.  The step's job
+    says what its counters mean (mr/job.py's `progress`): a job that counts
+    its records done, as the Crawler counts pages, is shown against `total`."""
 
-    def __init__(self, step: str, total: int | None):
+    def __init__(self, step: str, job: type, total: int | None):
         self.step = step
-        self.kind = step.split("/", 1)[0]
+        self.job = job
+        self.counts_done = job.progress({})[0] is not None
         self.total = total
         self.started = time.monotonic()
         self._status_seen: dict[str, tuple[str, float]] = {}  # task -> (status, when first read)
@@ -84,21 +86,19 @@ class StepProgress:
         now = time.monotonic()
         elapsed = now - self.started
         parts = []
-        if self.kind == "crawl":
-            parts += self._crawl_parts(reports, now, elapsed)
+        if self.counts_done:
+            parts += self._done_parts(reports, now, elapsed)
         else:
-            counters = reports.counters.get(self.kind, {})
-            parts.append(", ".join(f"{name} {amount}" for name, amount in sorted(counters.items())))
+            parts.append(self.job.progress(reports.counters)[1])
         if not reports.live_counters and reports.phase:
             parts.append(reports.phase)
         parts.append(f"{duration(elapsed)} elapsed")
         self.summary = "; ".join(part for part in parts if part)
 
-    def _crawl_parts(self, reports, now: float, elapsed: float) -> list[str]:
+    def _done_parts(self, reports, now: float, elapsed: float) -> list[str]:
         if not reports.live_counters:  # the runner passes counters only at the end
             return []
-        outcomes = reports.counters.get("outcome", {})
-        self.done = sum(outcomes.values())
+        self.done, outcomes = self.job.progress(reports.counters)
         rate = self.done / elapsed if elapsed > 0 else 0.0
         busy, bound = 0, 0.0
         for task, status in reports.statuses.items():
@@ -111,8 +111,7 @@ class StepProgress:
             bound = max(bound, float(fields.get("bound", 0)) - (now - seen[1]))
         left = self.total - self.done if self.total is not None else None
         parts = [f"{self.done}/{self.total} pages" if left is not None else f"{self.done} pages",
-                 f"{rate:.1f} pages/s",
-                 ", ".join(f"{name} {outcomes[name]}" for name in OUTCOMES if outcomes.get(name))]
+                 f"{rate:.1f} pages/s", outcomes]
         # Until every fetch task has reported, the busiest host may be in one that has not.
         if not reports.statuses or reports.silent:
             return parts
@@ -144,8 +143,8 @@ class _AboveTheBar:
 class StepWatch:
     """Show a step's progress while the block runs its job."""
 
-    def __init__(self, step: str, total: int | None, read: Callable, stream: TextIO, every: float):
-        self.progress = StepProgress(step, total)
+    def __init__(self, step: str, job: type, total: int | None, read: Callable, stream: TextIO, every: float):
+        self.progress = StepProgress(step, job, total)
         self._read = read
         self._stream = stream
         self._every = every
@@ -158,7 +157,7 @@ class StepWatch:
 
     def __enter__(self) -> "StepWatch":
         if self._on_terminal:
-            crawl = self.progress.kind == "crawl" and self.progress.total is not None
+            crawl = self.progress.counts_done and self.progress.total is not None
             self._bar = tqdm(
                 total=self.progress.total if crawl else None, desc=self.progress.step, file=self._stream,
                 leave=False, dynamic_ncols=True, mininterval=0,

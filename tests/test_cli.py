@@ -1,8 +1,8 @@
 """The `mrcrawl` command: each command is its `python -m` form, every --help is
-complete and is in the README verbatim, and what a crawl says goes to stderr
-at the level -v and -q choose.
+complete and is in the documentation verbatim (docs/commands.md), and what a
+crawl says goes to stderr at the level -v and -q choose.
 
-The README's help blocks are rewritten from the commands by running this file:
+The documentation's help blocks are rewritten from the commands by running this file:
 `python tests/test_cli.py` (after a change to an option, or a new command).
 """
 from __future__ import annotations
@@ -25,9 +25,10 @@ from mrcrawl.cli import COMMANDS
 from mrcrawl.testweb import start_test_web
 
 REPO = Path(__file__).resolve().parent.parent
-README = REPO / "README.md"
+# The documentation: README.md and the pages of docs/ (the help blocks are in docs/commands.md).
+DOCUMENTATION = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 CONSOLE_SCRIPT = Path(sys.executable).parent / "mrcrawl"  # as pip installs it ([project.scripts])
-# argparse wraps help to the terminal's width: the same width here and in the README.
+# argparse wraps help to the terminal's width: the same width here and in the documentation.
 HELP_ENV = {**os.environ, "COLUMNS": "100"}
 # Every help page a user can ask for: the command's, each command's, and each of their commands'.
 HELP_PAGES = [(), ("crawl",), ("export",), ("report",), ("db",), ("db", "stats"), ("db", "get"), ("db", "dump"),
@@ -48,14 +49,22 @@ def help_of(*command: str) -> str:
 
 
 def readme_helps(markdown: str) -> dict[str, str]:
-    """Each help block of the README by its marker's command: the fenced block right after the marker."""
+    """Each help block of a page by its marker's command: the fenced block right after the marker."""
     lines, blocks = markdown.splitlines(), {}
     for number, line in enumerate(lines):
         marked = MARKER.match(line)
         if marked:
-            assert lines[number + 1] == "```text", f"README line {number + 2}: the help block must follow its marker"
+            assert lines[number + 1] == "```text", f"line {number + 2}: the help block must follow its marker"
             end = lines.index("```", number + 2)
             blocks[marked.group(1)] = "\n".join(lines[number + 2:end]) + "\n"
+    return blocks
+
+
+def documented_helps() -> dict[str, str]:
+    """The help blocks of every page of the documentation, by their markers' commands."""
+    blocks = {}
+    for page in DOCUMENTATION:
+        blocks.update(readme_helps(page.read_text(encoding="utf-8")))
     return blocks
 
 
@@ -98,7 +107,7 @@ def test_version():
     assert (done.returncode, done.stdout) == (0, f"mrcrawl {metadata.version('mrcrawl')}\n")
 
 
-# ---- complete help, in the README verbatim --------------------------------------------------------
+# ---- complete help, in the documentation verbatim -------------------------------------------------
 
 @pytest.mark.parametrize("page", HELP_PAGES, ids=page_name)
 def test_every_argument_and_option_has_a_help_text(page):
@@ -123,14 +132,14 @@ def test_every_argument_and_option_has_a_help_text(page):
 
 
 def test_the_readme_has_one_help_block_per_help_page():
-    assert sorted(readme_helps(README.read_text(encoding="utf-8"))) == sorted(map(page_name, HELP_PAGES))
+    assert sorted(documented_helps()) == sorted(map(page_name, HELP_PAGES))
 
 
 @pytest.mark.parametrize("page", HELP_PAGES, ids=page_name)
 def test_the_readme_shows_each_help_as_the_command_prints_it(page):
-    shown = readme_helps(README.read_text(encoding="utf-8")).get(page_name(page))
+    shown = documented_helps().get(page_name(page))
     assert shown == help_of(str(CONSOLE_SCRIPT), *page), \
-        "the README's help block differs from --help: rewrite the blocks with `python tests/test_cli.py`"
+        "the documentation's help block differs from --help: rewrite the blocks with `python tests/test_cli.py`"
 
 
 # ---- what a crawl says, at each level ---------------------------------------------------------
@@ -208,22 +217,25 @@ def test_a_failed_step_names_mrjobs_cause_even_with_q(tmp_path):
     assert "parse/0" not in json.loads((output / "crawl.json").read_text())["done"]
 
 
-# ---- rewriting the README's help blocks ---------------------------------------------------------
+# ---- rewriting the documentation's help blocks --------------------------------------------------
 
 def rewrite_readme() -> None:
-    """Put each page's --help into the README under its marker, where a block is already marked."""
-    lines = README.read_text(encoding="utf-8").splitlines()
-    for number in range(len(lines)):
-        marked = MARKER.match(lines[number])
-        if marked:
-            end = lines.index("```", number + 2)
-            try:
-                text = help_of(str(CONSOLE_SCRIPT), *marked.group(1).split()[1:]).rstrip("\n").splitlines()
-            except AssertionError as error:
-                print(f"left as it was: {marked.group(1)}: {error}".splitlines()[0], file=sys.stderr)
-                continue
-            lines[number + 2:end] = text
-    README.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    """Put each page's --help into the documentation under its marker, where a block is already marked."""
+    for document in DOCUMENTATION:
+        lines = document.read_text(encoding="utf-8").splitlines()
+        if not any(MARKER.match(line) for line in lines):
+            continue
+        for number in range(len(lines)):
+            marked = MARKER.match(lines[number])
+            if marked:
+                end = lines.index("```", number + 2)
+                try:
+                    text = help_of(str(CONSOLE_SCRIPT), *marked.group(1).split()[1:]).rstrip("\n").splitlines()
+                except AssertionError as error:
+                    print(f"left as it was: {marked.group(1)}: {error}".splitlines()[0], file=sys.stderr)
+                    continue
+                lines[number + 2:end] = text
+        document.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -92,7 +92,8 @@ def test_the_console_script_refuses_a_bad_config_with_exit_2(tmp_path):
 
 
 def test_the_readme_names_the_console_script_where_the_command_line_is():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    documentation = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    readme = "\n".join(page.read_text(encoding="utf-8") for page in documentation)
     command_line = readme.split("### Command line\n", 1)[1].split("\n#", 1)[0]
     assert "`mrcrawl`" in command_line and "python -m mrcrawl.driver" in command_line
 

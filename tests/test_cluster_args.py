@@ -34,6 +34,7 @@ import tomllib
 import zipfile
 from collections import defaultdict
 from pathlib import Path
+from typing import NamedTuple
 
 import mrjob
 import pytest
@@ -48,19 +49,22 @@ from mrjob.spark.runner import SparkMRJobRunner
 
 from jobs.crawler import MRCrawler
 from jobs.db_batch import MRDbBatch
-from jobs.db_merge import MRDbMerge
-from jobs.duplicates import MRDuplicates
+from jobs.db_update import MRDbUpdate
+from jobs.dedup import MRDedup
 from jobs.generator import MRGenerator
 from jobs.html_to_xml import MRHtmlToXml
 from jobs.merge import MRMerge
 from jobs.optimizer import MROptimizer
 from jobs.parser import MRParser
-from mrcrawl import driver
 from mrcrawl.config import load_config
+from mrcrawl.crawl_dir import db_root
 from mrcrawl.frontier.crawldb import DB_FORMAT, CrawlDb
-from mrcrawl.mr.dbconf import DbJobOptions
-from mrcrawl.mr.jobconf import CrawlJobOptions
+from mrcrawl.mr import launcher
+from mrcrawl.mr.launcher import Launcher, RunnerSettings
+from mrcrawl.pipeline import Pipeline
+from mrcrawl.plan import INTO_DB, layer_steps, run_end, run_start
 from mrcrawl.store.cluster_store import ClusterCrawlStore
+from mrcrawl.store.crawl_state import CrawlState
 
 REPO = Path(__file__).resolve().parents[1]
 CONF_DIR = REPO / "jobs" / "conf"
@@ -82,7 +86,7 @@ S3_ROOT = "s3://bucket/crawl/zh"
 JOBS_WITH_REDUCER = {"crawl", "dbbatch", "merge"}
 # Every job of a layer, in the order the driver runs them, and its class.
 PLANNED_JOBS = {"generate": MRGenerator, "crawl": MRCrawler, "parse": MRParser, "dbbatch": MRDbBatch,
-                "dedup": MRDuplicates, "dbupdate": MRDbMerge, "optimize": MROptimizer, "merge": MRMerge,
+                "dedup": MRDedup, "dbupdate": MRDbUpdate, "optimize": MROptimizer, "merge": MRMerge,
                 "xml": MRHtmlToXml}
 # What a Hadoop 3 cluster (EMR 7.1 runs Hadoop 3.3.6) answers when asked
 # its version; mrjob uses it to write jobconf names for that version.
@@ -155,35 +159,43 @@ class PlannedStore(ClusterCrawlStore):
         return [self.part_file(directory)]
 
 
-class PlannedCrawl(driver.Crawl):
-    """The driver's crawl, keeping each step it would run instead of running it."""
+class PlannedPipeline(Pipeline):
+    """The driver's pipeline, keeping what each step's job would be given instead of running it."""
 
-    def __init__(self, store, *args, **kwargs):
-        super().__init__(PlannedStore(store.root), *args, **kwargs)
-        self.db = PlannedDb(self.db.store)
-
-    def step(self, name, job_class, inputs, output, layer, options=()):
-        if output is self.db:
-            output = self.db.generation_dir(1)  # where the update writes the next generation
-        self.planned[name.split("/")[0]] = (job_class, list(inputs), output, layer, list(options))
-        self.state["done"][name] = {"seconds": 0.0, "counters": {}}
+    def run_step(self, step):
+        output = self.db.generation_dir(1) if step.output is INTO_DB else step.output  # the update's next generation
+        self.planned[step.name.kind] = (step.job, self.inputs_of(step), output, self.context_of(step),
+                                        self.options_of(step))
+        self.state.record(step.name, 0.0, {})
 
 
-def plan(runner: str, root: str, *driver_args: str) -> PlannedCrawl:
-    """The steps of layer LAYER (not the last) and of the merge after LAYER + 1 layers."""
-    args = driver.parse_args([
-        str(REPO / "seeds" / "zh.txt"), "--depth", str(LAYER + 2), "--conf", str(REPO / "seeds" / "zh.yaml"),
-        "--runner", runner, "--reducers", str(REDUCERS), "--output", root, *driver_args,
-    ])
-    config = load_config(args.conf, {"MRCRAWL_CONTACT": "https://crawler.example.org/"})  # the operator's, in a real run
-    store = driver.crawl_store(args, config)
-    state = {"done": {}, "started_at": STARTED_AT, "run": RUN, "db": driver.db_root(args, store)}
-    crawl = PlannedCrawl(store, state, config, args, say=lambda *_: None)
-    crawl.planned = {}
-    crawl.generate()
-    crawl.crawl_layer(LAYER, last=False)
-    crawl.merge_and_convert(LAYER + 1)
-    return crawl
+class Planned(NamedTuple):
+    pipeline: PlannedPipeline
+    launcher: Launcher
+
+    @property
+    def steps(self) -> dict:
+        return self.pipeline.planned
+
+    def close(self):
+        self.launcher.close()
+
+
+def plan(runner: str, root: str, spark_master: str | None = None, mrjob_conf: str | None = None) -> Planned:
+    """What the driver gives the jobs of layer LAYER (not the last) and of the merge after LAYER + 1 layers."""
+    config = load_config(REPO / "seeds" / "zh.yaml", {"MRCRAWL_CONTACT": "https://crawler.example.org/"})  # the operator's
+    store = PlannedStore(root)
+    state = CrawlState(config={}, seeds="/seeds/zh.txt", seeds_count=1, run=RUN, started_at=STARTED_AT,
+                       db=db_root(None, store))
+    settings = RunnerSettings(runner, mrjob_conf=mrjob_conf, spark_master=spark_master, reducers=REDUCERS)
+    launcher = Launcher(settings)
+    pipeline = PlannedPipeline(store, state, PlannedDb(ClusterCrawlStore(state.db)), launcher)
+    pipeline.planned = {}
+    pipeline.run(run_start(store))
+    pipeline.run(layer_steps(store, LAYER, last=False, batch_sorted=settings.sorts_reduce_output))
+    pipeline.run(run_end(store, LAYER + 1, STARTED_AT))
+    assert config.name == "zh"
+    return Planned(pipeline, launcher)
 
 
 def expected_stores(root: str) -> dict[str, tuple[list[str], str]]:
@@ -214,9 +226,9 @@ def absent(tmp_path):
 def test_the_driver_plans_the_jobs_on_the_stores_of_the_design():
     crawl = plan("hadoop", HDFS_ROOT)
     try:
-        assert {name: (inputs, output) for name, (_, inputs, output, *_) in crawl.planned.items()} == expected_stores(HDFS_ROOT)
-        assert {name: job_class for name, (job_class, *_) in crawl.planned.items()} == PLANNED_JOBS
-        assert list(crawl.planned) == list(PLANNED_JOBS)
+        assert {name: (inputs, output) for name, (_, inputs, output, *_) in crawl.steps.items()} == expected_stores(HDFS_ROOT)
+        assert {name: job_class for name, (job_class, *_) in crawl.steps.items()} == PLANNED_JOBS
+        assert list(crawl.steps) == list(PLANNED_JOBS)
     finally:
         crawl.close()
 
@@ -225,10 +237,10 @@ def test_reduce_tasks_are_expected_exactly_for_the_jobs_with_a_reducer():
     assert {name for name, job_class in PLANNED_JOBS.items() if job_class.reducer is not MRJob.reducer} == JOBS_WITH_REDUCER
 
 
-def jobs_of(crawl: PlannedCrawl, *runner_args: str):
-    """(step name, the job as the driver would launch it, plus runner_args)."""
-    for name, (job_class, inputs, output, layer, options) in crawl.planned.items():
-        yield name, job_class(args=crawl.job_args(job_class, inputs, output, layer, options) + list(runner_args))
+def jobs_of(crawl: Planned, *runner_args: str):
+    """(step kind, the job as the driver would launch it, plus runner_args)."""
+    for name, (job_class, inputs, output, context, options) in crawl.steps.items():
+        yield name, job_class(args=crawl.launcher.args(job_class, inputs, output, context, options) + list(runner_args))
 
 
 def pairs(args: list[str]) -> dict[str, list[str]]:
@@ -262,19 +274,14 @@ def check_streaming_step(name, job, options, wrapper, task_python, root, output_
     files = shipped_files(options["-files"][0])
     script = Path(job.mr_job_script()).name
     # The package: the driver's zip goes to every task and onto its PYTHONPATH.
-    wrapper_name = "manifest-setup.sh" if type(job).mapper_raw is not MRJob.mapper_raw else "setup-wrapper.sh"
+    wrapper_name = "manifest-setup.sh" if job.READS_WHOLE_FILES else "setup-wrapper.sh"
     assert "mrcrawl.zip" in files and script in files and wrapper_name in files
     assert "export PYTHONPATH=$__mrjob_PWD/mrcrawl.zip:$PYTHONPATH" in wrapper
     task = f"{wrapper_name} {task_python} {script} --step-num=0"
-    task_args = ""
-    if isinstance(job, CrawlJobOptions):
-        # The crawl's config is shipped from the store; tasks open their copy.
-        assert files["config.json"] == f"{root}/config.json"
-        task_args = f"--crawl-config config.json --layer {job.options.layer}"
-    else:
-        assert "config.json" not in files
-    if isinstance(job, DbJobOptions):
-        task_args = f"{task_args} --db-partitions {DB_PARTITIONS} --run {RUN}"
+    # Every job is told the crawl's context; the crawl's config is shipped from the store, and tasks open their copy.
+    assert files["config.json"] == f"{root}/config.json"
+    task_args = f"--crawl-config config.json --layer {job.options.layer} --db-partitions {DB_PARTITIONS} --run {RUN}"
+    if job.READS_WHOLE_FILES:
         # The seeds, the batch and the duplicates are shipped from the store as well.
         shipped = (("seeds", job.options.seeds_part), ("batch", job.options.batch_part),
                    ("duplicates", job.options.duplicates_part))
@@ -338,7 +345,7 @@ def task_files(runner) -> dict[str, str]:
 
 def test_the_package_zip_alone_imports_every_module(tmp_path):
     """What a cluster task has: the zip on its PYTHONPATH, and not this checkout."""
-    package_zip = driver.package_zip(str(tmp_path))
+    package_zip = launcher.package_zip(str(tmp_path))
     assert carries_every_module(package_zip)
     modules = sorted(path.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for path in package_modules())
     loaded = subprocess.run(
@@ -371,7 +378,7 @@ def prepared_step(runner, build_step) -> tuple:
 
 
 def test_hadoop_streaming_arguments_of_every_job(absent):
-    crawl = plan("hadoop", HDFS_ROOT, "--mrjob-conf", str(CONF_DIR / "hadoop.conf"))
+    crawl = plan("hadoop", HDFS_ROOT, mrjob_conf=str(CONF_DIR / "hadoop.conf"))
     conf = conf_options("hadoop.conf")
     try:
         for name, job in jobs_of(crawl, "--hadoop-bin", absent["hadoop"]):
@@ -401,7 +408,7 @@ def emr_runner_args(*extra: str) -> list[str]:
 
 
 def test_emr_step_arguments_of_every_job():
-    crawl = plan("emr", S3_ROOT, "--mrjob-conf", str(CONF_DIR / "emr.conf"))
+    crawl = plan("emr", S3_ROOT, mrjob_conf=str(CONF_DIR / "emr.conf"))
     conf = conf_options("emr.conf")
     try:
         # Steps are built for a cluster that exists: mrjob reads the cluster's
@@ -428,7 +435,7 @@ def test_emr_step_arguments_of_every_job():
 
 
 def test_emr_cluster_request_from_the_conf():
-    crawl = plan("emr", S3_ROOT, "--mrjob-conf", str(CONF_DIR / "emr.conf"))
+    crawl = plan("emr", S3_ROOT, mrjob_conf=str(CONF_DIR / "emr.conf"))
     conf = conf_options("emr.conf")
     try:
         _, job = next(jobs_of(crawl, *emr_runner_args()))
@@ -464,13 +471,13 @@ def test_emr_cluster_request_from_the_conf():
 def spark_command(job) -> tuple[dict[str, list[str]], list[str], object]:
     """spark-submit's options, and what it runs: mrjob's Spark harness and its
     arguments, or for a job that reads whole files, the job's own script and
-    its arguments (a Spark step: mrcrawl/mr/wholefile.py)."""
+    its arguments (a Spark step: mrcrawl/mr/job.py's DbFileJob)."""
     runner = job.make_runner()
     try:
         assert runner._num_steps() == 1
         runner._create_setup_wrapper_scripts()
         command = runner._args_for_spark_step(0)
-        program = runner._spark_harness_path() if not driver.reads_whole_files(type(job)) else job.mr_job_script()
+        program = job.mr_job_script() if job.READS_WHOLE_FILES else runner._spark_harness_path()
         start = command.index(program)
         return pairs(command[1:start]), command[start + 1:], runner
     finally:
@@ -478,7 +485,7 @@ def spark_command(job) -> tuple[dict[str, list[str]], list[str], object]:
 
 
 def test_spark_submit_arguments_of_every_job_on_yarn(absent):
-    crawl = plan("spark", HDFS_ROOT, "--spark-master", "yarn", "--mrjob-conf", str(CONF_DIR / "spark-yarn.conf"))
+    crawl = plan("spark", HDFS_ROOT, spark_master="yarn", mrjob_conf=str(CONF_DIR / "spark-yarn.conf"))
     conf = conf_options("spark-yarn.conf")
     try:
         for name, job in jobs_of(crawl, "--spark-submit-bin", absent["spark-submit"], "--hadoop-bin", absent["hadoop"]):
@@ -497,7 +504,7 @@ def test_spark_submit_arguments_of_every_job_on_yarn(absent):
 
             shipped = {entry.split("#")[0]: entry.split("#")[-1].rsplit("/", 1)[-1]
                        for entry in submit["--files"][0].split(",")}
-            if driver.reads_whole_files(type(job)):
+            if job.READS_WHOLE_FILES:
                 # A Spark step of the job's own script: its options, then the inputs and the output.
                 assert program_args[:2] == ["--step-num=0", "--spark"]
                 assert program_args[-2:] == [",".join(inputs), output]
@@ -510,18 +517,14 @@ def test_spark_submit_arguments_of_every_job_on_yarn(absent):
                                     ("duplicates", job.options.duplicates_part)):
                     # Shipped to every executor, and named by its name there.
                     assert options.get(f"--{kind}-part", []) == [shipped[part] for part in parts]
-                if isinstance(job, CrawlJobOptions):
-                    assert options["--crawl-config"] == ["config.json"] and shipped[f"{HDFS_ROOT}/config.json"]
+                assert options["--crawl-config"] == ["config.json"] and shipped[f"{HDFS_ROOT}/config.json"]
             else:
                 # The harness: job class, inputs, output, then its options.
                 assert program_args[1:3] == [",".join(inputs), output]
                 options = program_args[3:]
-                if isinstance(job, CrawlJobOptions):
-                    assert f"{HDFS_ROOT}/config.json" in shipped
-                    job_args = f"--crawl-config config.json --layer {job.options.layer}"
-                    if isinstance(job, DbJobOptions):
-                        job_args += f" --db-partitions {DB_PARTITIONS} --run {RUN}"
-                    assert options[options.index("--job-args") + 1] == job_args
+                assert f"{HDFS_ROOT}/config.json" in shipped
+                job_args = f"--crawl-config config.json --layer {job.options.layer} --db-partitions {DB_PARTITIONS} --run {RUN}"
+                assert options[options.index("--job-args") + 1] == job_args
                 if name in JOBS_WITH_REDUCER:
                     assert options[options.index("--num-reducers") + 1] == str(REDUCERS)
                 else:
@@ -533,8 +536,8 @@ def test_spark_submit_arguments_of_every_job_on_yarn(absent):
 
 def test_spark_submit_arguments_on_kubernetes(absent):
     conf = conf_options("spark-k8s.conf")
-    crawl = plan("spark", "s3a://bucket/crawl/zh", "--spark-master", conf["spark_master"],
-                 "--mrjob-conf", str(CONF_DIR / "spark-k8s.conf"))
+    crawl = plan("spark", "s3a://bucket/crawl/zh", spark_master=conf["spark_master"],
+                 mrjob_conf=str(CONF_DIR / "spark-k8s.conf"))
     try:
         jobs = dict(jobs_of(crawl, "--spark-submit-bin", absent["spark-submit"], "--hadoop-bin", absent["hadoop"]))
         submit, harness, runner = spark_command(jobs["crawl"])

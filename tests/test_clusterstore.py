@@ -2,6 +2,7 @@
 import json
 
 from mrcrawl.store.cluster_store import ClusterCrawlStore, is_cluster_path
+from mrcrawl.store.crawl_state import CrawlState, StepName
 
 
 def test_uris_are_cluster_paths_and_local_paths_are_not(tmp_path):
@@ -21,10 +22,14 @@ def test_state_files_and_step_outputs_through_the_filesystem(tmp_path):
     store = ClusterCrawlStore((tmp_path / "crawl").as_uri())
     assert not store.holds_crawl()
     store.make_root()
-    store.save_state({"done": {"crawl/0": {}}})
-    assert store.holds_crawl() and store.load_state() == {"done": {"crawl/0": {}}}
-    store.save_state({"done": {}})  # replaced whole, not appended to
-    assert json.loads((tmp_path / "crawl" / "crawl.json").read_text()) == {"done": {}}
+    state = CrawlState(config={}, seeds="/seeds.txt", seeds_count=1, run="2026-01-02T03:04:05.000Z",
+                       started_at="2026_01_02_03_04_05", db="/db")
+    state.record(StepName("crawl", 0), 1.5, {"crawl": {"urls in": 3}})
+    state.save(store)
+    assert store.holds_crawl() and CrawlState.load(store) == state
+    state.done.clear()
+    state.save(store)  # replaced whole, not appended to
+    assert json.loads((tmp_path / "crawl" / "crawl.json").read_text())["done"] == {}
 
     docs = store.docs(0)
     assert store.parts(docs) == [] and not store.has_records(docs)

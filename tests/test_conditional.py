@@ -10,6 +10,7 @@ answer 304 only to a request whose validators match.
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import datetime, timezone
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -22,7 +23,9 @@ from mrcrawl.config import CrawlConfig
 from mrcrawl.fetch.fetcher import Fetcher
 from mrcrawl.export import run_exports
 from mrcrawl.output.warc import SERVER_NOT_MODIFIED, warc_date
+from mrcrawl.store.crawl_state import CrawlState
 from mrcrawl.store.crawl_store import CrawlStore
+from mrcrawl.store.failures import FailureKind
 from mrcrawl.store.protocols import Utf8JsonProtocol
 from mrcrawl.store.records import FETCHED, HTTP_ERROR, NOT_MODIFIED, new_frontier_entry, payload_digest
 from mrcrawl.testweb import AGENT_TOKEN, Host, Page, Robots, RobotsGroup, Web
@@ -104,7 +107,8 @@ def test_a_304_to_a_conditional_request_is_not_modified(fetched):
     docs = fetched.docs
     for path in ("/by-etag", "/by-date", "/flaky", "/robots.txt"):
         doc = docs[path]
-        assert (doc["outcome"], doc["status"], doc["error"], doc["body"]) == (NOT_MODIFIED, 304, None, None), path
+        assert (doc["outcome"], doc["status"], doc["error"], doc["error_kind"], doc["body"]) == (
+            NOT_MODIFIED, 304, None, None, None), path
         assert doc["url"] == doc["requested_url"] and doc["redirect_from"] is None
         assert [name for name, _ in doc["headers"] if name in ("ETag", "Last-Modified")] == ["ETag", "Last-Modified"]
         assert doc["hops"] == 2 and doc["known"] == CASES[path][1]
@@ -117,6 +121,7 @@ def test_a_304_nobody_asked_for_is_an_http_error(fetched):
     for path in ("/unasked", "/unasked-known"):
         doc = fetched.docs[path]
         assert (doc["outcome"], doc["status"], doc["error"]) == (HTTP_ERROR, 304, "HTTP 304")
+        assert doc["error_kind"] == FailureKind.HTTP_UNEXPECTED
 
 
 def test_a_304_counts_for_politeness_like_any_answer(fetched):
@@ -172,7 +177,8 @@ def write_crawl(root: Path, config: CrawlConfig, docs) -> Path:
     """A crawl directory holding `docs` as its layer 1, as the exports read one."""
     store = CrawlStore(root)
     store.make_root()
-    store.save_state({"started_at": "2026_01_06_06_00_00"})
+    CrawlState.new(config, str(root / "seeds.txt"), 1, datetime(2026, 1, 6, 6, tzinfo=timezone.utc),
+                   str(root / "db")).save(store)
     store.write_text(store.config_path, config.to_json())
     layer = Path(store.docs(1))
     layer.mkdir(parents=True)

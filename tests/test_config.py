@@ -1,17 +1,30 @@
 """The config loader's defaults and types, the operator's contact in the
-User-Agent, and the revisit policy's keys, on real files."""
+User-Agent, and the revisit policy's keys, on real files; each key declared
+once, and what is made of the declarations."""
 import dataclasses
 import json
 import os
 import subprocess
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 import yaml
 
 from crawl_support import driver_command
-from mrcrawl.config import ConfigError, CrawlConfig, RevisitConfig, dns_server_address, load_config
+from mrcrawl.config import (
+    ConfigError,
+    CrawlConfig,
+    RevisitConfig,
+    Setting,
+    default_of,
+    dns_server_address,
+    load_config,
+    settings_of,
+    settings_table,
+)
 from mrcrawl.fetch.robots import agent_token
+from mrcrawl.frontier.db_update import DAY, RevisitPolicy
 
 
 def test_defaults_follow_the_contract(tmp_path):
@@ -236,3 +249,93 @@ def test_the_bounds_themselves_are_allowed(tmp_path):
     assert revisit_config(tmp_path, text).revisit == RevisitConfig(
         hub_days=2.0, first_days=2.0, min_days=2.0, max_days=2.0, grow=1.0, shrink=1.0, retry_runs=1,
         hub_link_density=1.0)
+
+
+
+def test_the_revisit_policy_is_the_config_s_in_seconds():
+    policy = RevisitPolicy.from_config(RevisitConfig(hub_days=0.5, max_days=60.0, retry_runs=5))
+    assert (policy.hub_interval, policy.first_interval, policy.max_interval) == (0.5 * DAY, 7 * DAY, 60 * DAY)
+    assert (policy.grow, policy.shrink, policy.retry_runs) == (1.5, 0.5, 5)
+
+
+# ---- each key declared once ----------------------------------------------------
+
+SECTIONS = (CrawlConfig, RevisitConfig)
+# The one key a file may give that is no field: the loader makes the User-Agent of it.
+INPUT_ONLY = {"contact"}
+
+
+def field_names(section) -> set[str]:
+    return {field.name for field in dataclasses.fields(section)}
+
+
+def known_keys(message: str) -> set[str]:
+    """The keys an `unknown key (known keys: a, b)` error lists."""
+    return set(message.rpartition(": ")[2].rstrip(")").split(", "))
+
+
+@pytest.mark.parametrize("section", SECTIONS)
+def test_every_field_declares_its_key(section):
+    settings = settings_of(section)  # a field without a declaration raises KeyError
+    assert set(settings) == field_names(section)
+    for key, declared in settings.items():
+        assert isinstance(declared, Setting) and declared.doc and declared.check.expected, key
+
+
+def test_the_loader_knows_the_declared_keys_and_no_others(tmp_path):
+    message = config_error(write_config(tmp_path, "user_agent: a/1\nno_such_key: 1\n"), {})
+    assert known_keys(message) == field_names(CrawlConfig) | INPUT_ONLY
+    message = config_error(write_config(tmp_path, "user_agent: a/1\nrevisit:\n  no_such_key: 1\n"), {})
+    assert known_keys(message) == field_names(RevisitConfig)
+
+
+@pytest.mark.parametrize("section", SECTIONS)
+def test_every_default_passes_its_own_check(section):
+    """A key whose default the loader works out (default_text: the file's
+    stem, the User-Agent) has none of its own to check."""
+    settings = settings_of(section)
+    for field in dataclasses.fields(section):
+        declared, default = settings[field.name], default_of(field)
+        if default is not dataclasses.MISSING and not declared.default_text:
+            assert declared.check.accepts(default), field.name
+
+
+def test_a_file_giving_every_default_makes_the_default_config(tmp_path):
+    """The defaults pass the loader whole, the relations between revisit keys too."""
+    def given(section):
+        settings = settings_of(section)
+        return {field.name: default_of(field) for field in dataclasses.fields(section)
+                if default_of(field) is not dataclasses.MISSING and not settings[field.name].default_text}
+
+    text = yaml.safe_dump({**given(CrawlConfig), "user_agent": "a/1", "revisit": given(RevisitConfig)})
+    assert load_config(write_config(tmp_path, text), {}) == load_config(write_config(tmp_path, "user_agent: a/1\n"), {})
+
+
+def test_the_settings_table_lists_every_key_with_its_default():
+    lines = settings_table().splitlines()
+    assert lines[0] == "| key | default | unit | valid values | what it is |"
+    rows = [[cell.strip() for cell in line.strip("|").split(" | ")] for line in lines[2:]]
+    assert all(len(row) == 5 for row in rows)
+    keys = [row[0].strip("`") for row in rows]
+    top_level = field_names(CrawlConfig) | INPUT_ONLY
+    assert set(keys[:len(top_level)]) == top_level
+    assert keys[len(top_level):] == [f"revisit.{field.name}" for field in dataclasses.fields(RevisitConfig)]
+    defaults = dict(zip(keys, (row[1] for row in rows)))
+    for section, prefix in ((CrawlConfig, ""), (RevisitConfig, "revisit.")):
+        settings = settings_of(section)
+        for field in dataclasses.fields(section):
+            default, shown = default_of(field), defaults[prefix + field.name]
+            if settings[field.name].default_text:
+                assert shown == settings[field.name].default_text
+            elif default is dataclasses.MISSING:
+                assert shown == "required"
+            else:
+                assert shown == f"`{json.dumps(default)}`"
+    assert (defaults["threads"], defaults["max_page_bytes"], defaults["proxy"]) == ("`30`", "`2097152`", "`null`")
+    assert (defaults["language"], defaults["name"], defaults["contact"]) == ("required", "the file's stem", "`MRCRAWL_CONTACT`")
+
+
+def test_the_documented_table_is_the_declared_one():
+    """docs/configuration.md shows settings_table() as it is: paste it there when a setting changes."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert settings_table() in page

@@ -1,7 +1,7 @@
 """The crawl db's update, run by real mrjob runners on a real crawl's stores.
 
 A crawl of the test web gives frontier, doc and out stores; DbBatch,
-Duplicates and DbMerge fold them into a partitioned db, layer after layer,
+Dedup and DbUpdate fold them into a partitioned db, layer after layer,
 as the driver does.  What must hold: every partition file is sorted and
 holds only its partition's URLs (or digests), one record per URL ever seen
 and one per payload digest fetched; a record the batch does not touch is
@@ -22,10 +22,9 @@ import pytest
 
 from crawl_support import crawl, layer_docs, read_records, write_inputs
 from jobs.db_batch import MRDbBatch
-from jobs.db_merge import MRDbMerge
-from jobs.duplicates import MRDuplicates
+from jobs.db_update import MRDbUpdate
+from jobs.dedup import MRDedup
 from mrcrawl.frontier import crawldb
-from mrcrawl.mr.jobconf import CrawlJobOptions
 from mrcrawl.mr.onewave import WRAPPER_LOCK
 from mrcrawl.frontier.crawldb import (
     CrawlDb,
@@ -66,9 +65,7 @@ def crawled(tmp_path_factory) -> Path:
 
 def run_job(job_class, runner: str, crawl_dir: Path, layer: int, inputs: list[Path], output, *extra: str) -> None:
     args = ["-r", runner, "--output-dir", str(output), "--db-partitions", str(PARTITIONS), "--run", RUN,
-            *extra, *map(str, inputs)]
-    if issubclass(job_class, CrawlJobOptions):
-        args += ["--crawl-config", str(crawl_dir / "config.json"), "--layer", str(layer)]
+            "--crawl-config", str(crawl_dir / "config.json"), "--layer", str(layer), *extra, *map(str, inputs)]
     with job_class(args=args).make_runner() as job_runner:
         job_runner.run()
 
@@ -83,7 +80,7 @@ def parts(directory: Path) -> list[Path]:
 
 
 def update(db: Path, crawl_dir: Path, layer: int, runner: str, scratch: Path, batch_sorted: bool = True) -> Path:
-    """One layer's update of the db, as the driver runs it: DbBatch, Duplicates, DbMerge, commit.
+    """One layer's update of the db, as the driver runs it: DbBatch, Dedup, DbUpdate, commit.
     `batch_sorted`: as the driver says on every runner but Spark."""
     batch, duplicates = scratch / f"batch-{layer}", scratch / f"dup-{layer}"
     layer_stores = [crawl_dir / store / str(layer) for store in ("in", "doc", "out")]
@@ -91,9 +88,9 @@ def update(db: Path, crawl_dir: Path, layer: int, runner: str, scratch: Path, ba
     batch_parts = [arg for part in parts(batch) for arg in ("--batch-part", str(part))]
     batch_parts += ["--batch-sorted"] if batch_sorted else []
     crawl_db = CrawlDb(CrawlStore(db))
-    run_job(MRDuplicates, runner, crawl_dir, layer, crawl_db.digest_files(), duplicates, *batch_parts)
+    run_job(MRDedup, runner, crawl_dir, layer, crawl_db.digest_files(), duplicates, *batch_parts)
     duplicate_parts = [arg for part in parts(duplicates) for arg in ("--duplicates-part", str(part))]
-    run_job(MRDbMerge, runner, crawl_dir, layer, crawl_db.files(), crawl_db.next_dir(), *batch_parts, *duplicate_parts)
+    run_job(MRDbUpdate, runner, crawl_dir, layer, crawl_db.files(), crawl_db.next_dir(), *batch_parts, *duplicate_parts)
     crawl_db.commit(f"{RUN} dbupdate/{layer}")
     return db
 

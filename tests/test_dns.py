@@ -21,6 +21,7 @@ from dnslib.server import BaseResolver, DNSLogger, DNSServer
 from crawl_support import PageHandler
 from mrcrawl.config import CrawlConfig
 from mrcrawl.fetch.fetcher import Fetcher
+from mrcrawl.store.failures import FailureKind
 
 # The test's two web addresses: the guard lets the first through
 # (allow_networks) and refuses the second, like any loopback address.
@@ -132,8 +133,8 @@ def test_the_crawler_connects_to_the_address_it_checked_and_a_rebinding_name_can
         # host, and nothing reaches that address.
         docs, stats = crawl(urls[:1], dns_server=resolver)
         assert zone.questions == {REBINDING: 2}
-        assert [(doc["outcome"], doc["error"]) for doc in docs] == [
-            ("blocked", f"{REBINDING} resolves to non-public address {BLOCKED}")]
+        assert [(doc["outcome"], doc["error"], doc["error_kind"]) for doc in docs] == [
+            ("blocked", f"{REBINDING} resolves to non-public address {BLOCKED}", FailureKind.BLOCKED_PRIVATE)]
         assert asked[BLOCKED] == []
         assert stats["requests"] == 0
 
@@ -189,6 +190,7 @@ def test_tls_connects_to_the_checked_address_and_names_the_host_in_its_hello(tmp
     # The certificate is refused, as it should be: no authority signed it.
     assert server_names == [STEADY]
     assert doc["outcome"] == "network_error" and "CERTIFICATE_VERIFY_FAILED" in doc["error"]
+    assert doc["error_kind"] == FailureKind.TLS
     assert zone.questions == {STEADY: 1}
 
 
@@ -211,8 +213,9 @@ def test_a_name_with_ipv6_addresses_only_is_judged_by_them():
     with dns_server() as (zone, resolver):
         docs, stats = crawl([f"http://{name}/" for name in IPV6_ONLY], dns_server=resolver)
     assert zone.questions == {name: 2 for name in IPV6_ONLY}
-    assert {doc["url"]: (doc["outcome"], doc["error"]) for doc in docs} == {
-        f"http://{name}/": ("blocked", f"{name} resolves to non-public address {ipaddress.ip_address(address)}")
+    assert {doc["url"]: (doc["outcome"], doc["error"], doc["error_kind"]) for doc in docs} == {
+        f"http://{name}/": ("blocked", f"{name} resolves to non-public address {ipaddress.ip_address(address)}",
+                            FailureKind.BLOCKED_PRIVATE)
         for name, address in IPV6_ONLY.items()}
     assert stats["requests"] == 0
 
@@ -221,9 +224,9 @@ def test_a_name_the_dns_server_does_not_know_is_a_network_error_naming_dns():
     with dns_server() as (zone, resolver):
         docs, stats = crawl([f"http://unknown.test/{n}" for n in range(3)], dns_server=resolver)
     assert zone.questions == {"unknown.test": 1}
-    errors = {(doc["outcome"], doc["error"]) for doc in docs}
+    errors = {(doc["outcome"], doc["error"], doc["error_kind"]) for doc in docs}
     assert errors == {("network_error", f"DNSLookupError: DNS lookup of unknown.test: "
-                                        f"the DNS server at {resolver} answered NXDOMAIN")}
+                                        f"the DNS server at {resolver} answered NXDOMAIN", FailureKind.DNS)}
     assert stats["requests"] == 0
 
 
@@ -233,9 +236,9 @@ def test_a_dns_server_that_never_answers_is_a_network_error_naming_dns_within_th
         started = time.monotonic()
         docs, stats = crawl(["http://steady.test/", "http://steady.test/other"], dns_server=resolver, timeout=timeout)
         seconds = time.monotonic() - started
-    assert {(doc["outcome"], doc["error"]) for doc in docs} == {
+    assert {(doc["outcome"], doc["error"], doc["error_kind"]) for doc in docs} == {
         ("network_error", f"DNSLookupError: DNS lookup of steady.test: "
-                          f"the DNS server at {resolver} gave no answer within the timeout")}
+                          f"the DNS server at {resolver} gave no answer within the timeout", FailureKind.DNS)}
     assert timeout <= seconds <= timeout + margin  # once for the host, not once a URL
 
 
@@ -247,5 +250,5 @@ def test_the_system_resolver_is_bounded_by_the_timeout_too():
     started = time.monotonic()
     [doc], _ = crawl(["http://no-such-host.invalid/"], timeout=timeout)
     assert time.monotonic() - started <= timeout + margin
-    assert doc["outcome"] == "network_error"
+    assert (doc["outcome"], doc["error_kind"]) == ("network_error", FailureKind.DNS)
     assert doc["error"].startswith("DNSLookupError: DNS lookup of no-such-host.invalid")

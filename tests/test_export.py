@@ -344,6 +344,7 @@ EXPECTED_COLUMNS = [
     ("language", pa.dictionary(pa.int32(), pa.string()), False),
     ("outlink_count", pa.int32(), True),
     ("error", pa.string(), True),
+    ("error_kind", pa.dictionary(pa.int32(), pa.string()), True),
     ("db_status", pa.dictionary(pa.int32(), pa.string()), True),
 ]
 

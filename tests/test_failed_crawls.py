@@ -10,8 +10,9 @@ from pathlib import Path
 
 import yaml
 
-from crawl_support import crawl, write_inputs
+from crawl_support import crawl, crawl_docs, write_inputs
 from mrcrawl.driver import EXIT_NOTHING_FETCHED, EXIT_USAGE
+from mrcrawl.store.failures import FailureKind, no_page_advice
 
 
 def closed_port() -> int:
@@ -41,20 +42,25 @@ def test_seeds_nobody_answers_exit_non_zero_naming_the_cause(tmp_path, capsys):
     assert said.out == ""  # the run's progress and its end are said on stderr
     line = said.err.strip().splitlines()[-1]
     assert line.startswith("mrcrawl: no page fetched: ")
-    assert "robots.txt unreachable" in line and "Connection refused" in line and "(3 of 3 URLs)" in line
+    # Each URL's robots.txt was refused: the URLs fail with the kind of what
+    # kept robots.txt from being read, and the advice is that kind's.
+    assert line.endswith(f"{FailureKind.REFUSED.label} (3 of 3 URLs); {no_page_advice(FailureKind.REFUSED, str(conf))}")
     # The step's summary counts what was sent apart from what never left the
-    # machine, and names the error with its count.
+    # machine, and names the error's kind with its count.
     assert "0 requests sent, 4 could not connect" in said.err
-    assert re.search(r"^ +3 × robots\.txt unreachable: NewConnectionError \(Connection refused\)$", said.err, re.M)
+    assert re.search(rf"^ +3 × {re.escape(FailureKind.REFUSED.label)}$", said.err, re.M)
     counters = json.loads((output / "stats.json").read_text())["crawl/0"]["counters"]
-    assert counters["error"] == {"robots.txt unreachable: NewConnectionError (Connection refused)": 3}
+    assert counters["error"] == {"refused": 3}
+    assert {(doc["outcome"], doc["error_kind"]) for doc in crawl_docs(output)} == {("robots_denied", "refused")}
+    assert all("robots.txt unreachable (NewConnectionError" in doc["error"] and "Connection refused" in doc["error"]
+               for doc in crawl_docs(output))
 
 
 def test_seeds_blocked_by_the_private_network_guard_name_the_key_that_allows_them(web_server, tmp_path, capsys):
     seeds, conf, _ = write_inputs(web_server, tmp_path, allow_private_networks=False)
     assert crawl(seeds, conf, tmp_path / "crawl", 1, "inline", "-q") == EXIT_NOTHING_FETCHED
     [line] = capsys.readouterr().err.strip().splitlines()  # -q: the error alone
-    assert "blocked: non-public address" in line
+    assert FailureKind.BLOCKED_PRIVATE.label in line
     assert f"set allow_private_networks: true in {conf}" in line
     assert not web_server.log  # nothing was requested
 

@@ -9,8 +9,9 @@ import pytest
 from crawl_support import fetch_urls, fetch_urls_measured
 from mrcrawl.config import CrawlConfig
 from mrcrawl.fetch.connection import whole_answer_arrived
-from mrcrawl.fetch.fetcher import MAX_ERROR_CHARS, RESPONSE_TIME_LIMIT, URLS_IN_MEMORY, Fetcher
+from mrcrawl.fetch.fetcher import MAX_ERROR_CHARS, MAX_REDIRECTS, RESPONSE_TIME_LIMIT, URLS_IN_MEMORY, Fetcher
 from mrcrawl.fetch.hostqueue import SPILL_BATCH
+from mrcrawl.store.failures import FailureKind
 from mrcrawl.store.records import new_frontier_entry
 from mrcrawl.testweb import Host, Page, Robots, Web
 from mrcrawl.testweb.faults import (
@@ -168,9 +169,10 @@ def fetch_measured(url: str, **options) -> tuple[dict, float, int]:
     return doc, seconds, peak
 
 
-def assert_network_error(doc: dict, names_the_fault: str) -> None:
+def assert_network_error(doc: dict, names_the_fault: str, kind: FailureKind) -> None:
     assert (doc["outcome"], doc["status"], doc["body"], doc["archive_body"]) == ("network_error", None, None, None)
     assert names_the_fault in doc["error"]
+    assert doc["error_kind"] == kind, doc["error"]
     # An error may quote the server's bytes (the 60 KB line of a page sent
     # without a status line): the record keeps only their start.
     assert len(doc["error"]) <= MAX_ERROR_CHARS
@@ -200,38 +202,54 @@ def test_an_answer_that_drips_ends_at_the_whole_response_time_limit(fault, error
         [entry] = server.log
     assert (doc["outcome"], doc["status"], doc["attempts"]) == ("network_error", None, 1)
     assert doc["error"] == f"{error_before_reason}the whole response took longer than its time limit of {limit:g}s"
+    assert doc["error_kind"] == FailureKind.TIME_LIMIT
     assert limit <= seconds <= limit + margin
     # The server saw the client go, and stopped dripping, within the bound too.
     assert entry.client_left and entry.end - entry.start <= limit + margin
 
 
+# Cut off before the status line was read whole, through a proxy, is the
+# proxy's failure to urllib3: the connection it had is the proxy's.
+THE_PROXY_HANGS_UP = {CLOSED_BEFORE_STATUS, RESET_BEFORE_STATUS, RESET_IN_HEADERS}
+
+
 @THROUGH_PROXY
-@pytest.mark.parametrize("fault, names_the_fault", [
+@pytest.mark.parametrize("fault, names_the_fault, kind", [
     pytest.param(HEADERS_CUT_OFF, "HeadersCutOffError: the connection closed inside the header block: "
-                                  "the headers are incomplete", id="headers cut off"),
+                                  "the headers are incomplete", FailureKind.CLOSED, id="headers cut off"),
     pytest.param(CLOSED_BEFORE_STATUS, "RemoteDisconnected('Remote end closed connection without response')",
-                 id="closed before the status line"),
-    pytest.param(RESET_BEFORE_STATUS, "ConnectionResetError(", id="reset before the status line"),
-    pytest.param(RESET_IN_HEADERS, "ConnectionResetError(", id="reset inside the header block"),
+                 FailureKind.CLOSED, id="closed before the status line"),
+    pytest.param(RESET_BEFORE_STATUS, "ConnectionResetError(", FailureKind.RESET, id="reset before the status line"),
+    pytest.param(RESET_IN_HEADERS, "ConnectionResetError(", FailureKind.RESET, id="reset inside the header block"),
     pytest.param(RESET_IN_BODY, "ProtocolError while reading the body: (\"Connection broken: ConnectionResetError(",
-                 id="reset inside the body"),
+                 FailureKind.RESET, id="reset inside the body"),
     pytest.param(SHORT_BODY, f"IncompleteRead({len(SHORT_BODY_SENT)} bytes read, "
-                             f"{SHORT_BODY_LENGTH - len(SHORT_BODY_SENT)} more expected)", id="body short of its length"),
+                             f"{SHORT_BODY_LENGTH - len(SHORT_BODY_SENT)} more expected)", FailureKind.CLOSED,
+                 id="body short of its length"),
     pytest.param(CHUNKED_CUT_OFF, "ProtocolError while reading the body: Response ended prematurely",
-                 id="chunked body without its last chunk"),
+                 FailureKind.CLOSED, id="chunked body without its last chunk"),
 ])
-def test_an_answer_cut_off_is_a_network_error_that_names_the_fault(fault, names_the_fault, through_proxy):
+def test_an_answer_cut_off_is_a_network_error_that_names_the_fault(fault, names_the_fault, kind, through_proxy):
     with FaultServer() as server:
         doc, seconds = fetch_alone(server.url(fault), proxy=server.origin if through_proxy else None)
-    assert_network_error(doc, names_the_fault)
+    assert_network_error(doc, names_the_fault, FailureKind.PROXY if through_proxy and fault in THE_PROXY_HANGS_UP
+                         else kind)
     assert seconds < AT_ONCE
 
 
 def test_a_refused_connection_is_a_network_error_at_once():
     address = "127.0.0.1"
     doc, seconds = fetch_alone(f"http://{address}:{unanswered_port(address)}/page.html")
-    assert_network_error(doc, "NewConnectionError: ")
+    assert_network_error(doc, "NewConnectionError: ", FailureKind.REFUSED)
     assert doc["error"].endswith("Failed to establish a new connection: [Errno 111] Connection refused")
+    assert seconds < AT_ONCE
+
+
+def test_a_connection_the_system_will_not_make_is_a_connect_error_at_once():
+    # The system opens no TCP connection to the broadcast address (Network
+    # is unreachable): no packet leaves the machine, and no server refused.
+    doc, seconds = fetch_alone("http://255.255.255.255:9/page.html")
+    assert_network_error(doc, "NewConnectionError: ", FailureKind.CONNECT)
     assert seconds < AT_ONCE
 
 
@@ -242,7 +260,7 @@ def test_a_server_that_never_answers_is_a_read_timeout(through_proxy):
     with FaultServer(drip_for=RESPONSE_TIME_LIMIT * timeout + 2 * margin) as server:
         doc, seconds = fetch_alone(server.url(SILENT), timeout=timeout, proxy=server.origin if through_proxy else None)
         assert server.wait_idle(timeout=margin)  # and the server saw the client go
-    assert_network_error(doc, f"Read timed out. (read timeout={timeout})")
+    assert_network_error(doc, f"Read timed out. (read timeout={timeout})", FailureKind.TIMEOUT)
     assert doc["error"].startswith("ReadTimeoutError: ")
     assert timeout <= seconds <= timeout + margin
 
@@ -267,7 +285,8 @@ def test_a_body_that_never_ends_ends_at_the_whole_response_time_limit_when_it_co
     with FaultServer(drip_interval=0.1, drip_for=limit + 4 * margin) as server:
         doc, seconds = fetch_alone(server.url(ENDLESS_BODY), timeout=timeout)
     assert_network_error(doc, "ResponseTimeLimitError while reading the body: "
-                              f"the whole response took longer than its time limit of {limit:g}s")
+                              f"the whole response took longer than its time limit of {limit:g}s",
+                         FailureKind.TIME_LIMIT)
     assert limit <= seconds <= limit + margin
 
 
@@ -293,23 +312,25 @@ def test_bytes_past_the_content_length_are_never_read_as_the_next_answer(fault):
 
 
 @THROUGH_PROXY
-@pytest.mark.parametrize("fault, names_the_fault", [
+@pytest.mark.parametrize("fault, names_the_fault, kind", [
     pytest.param(BAD_CHUNK_SIZE, "ProtocolError while reading the body: (\"Connection broken: "
                                  "InvalidChunkLength(got length b'zz\\\\r\\\\n', 0 bytes read)",
-                 id="chunk size no number"),
+                 FailureKind.PROTOCOL, id="chunk size no number"),
     pytest.param(NO_STATUS_LINE, "ProtocolError: ('Connection aborted.', BadStatusLine('<html><body><p>a page on",
-                 id="no status line"),
+                 FailureKind.PROTOCOL, id="no status line"),
     pytest.param(LYING_ENCODING, "DecodeError while reading the body: ('Received response with content-encoding: "
-                                 "gzip, but failed to decode it.'", id="Content-Encoding that lies"),
+                                 "gzip, but failed to decode it.'", FailureKind.BAD_ENCODING,
+                 id="Content-Encoding that lies"),
     pytest.param(HUGE_LENGTH, f"IncompleteRead({len(PLAIN_PAGE)} bytes read, "
-                              f"{HUGE_LENGTH_BYTES - len(PLAIN_PAGE)} more expected)", id="10 GB Content-Length"),
+                              f"{HUGE_LENGTH_BYTES - len(PLAIN_PAGE)} more expected)", FailureKind.CLOSED,
+                 id="10 GB Content-Length"),
 ])
-def test_a_malformed_answer_is_a_network_error_that_names_the_fault(fault, names_the_fault, through_proxy):
+def test_a_malformed_answer_is_a_network_error_that_names_the_fault(fault, names_the_fault, kind, through_proxy):
     timeout = 2.0
     with FaultServer() as server:
         proxy = server.origin if through_proxy else None
         doc, seconds, peak = fetch_measured(server.url(fault), timeout=timeout, proxy=proxy)
-    assert_network_error(doc, names_the_fault)
+    assert_network_error(doc, names_the_fault, kind)
     assert seconds < timeout
     assert peak <= 4 * 1024 * 1024  # nothing is allocated for the length an answer claims
 
@@ -349,7 +370,7 @@ def test_tls_to_a_plain_http_port_is_an_ssl_error_within_the_timeout(answers_not
     timeout, margin = 0.8, 1.0
     with FaultServer(answers_not_http=answers_not_http, drip_for=timeout + 2 * margin) as server:
         doc, seconds = fetch_alone(server.url(HTTP_10).replace("http://", "https://"), timeout=timeout)
-    assert_network_error(doc, names_the_fault)
+    assert_network_error(doc, names_the_fault, FailureKind.TLS)
     assert least_seconds <= seconds <= timeout + margin
 
 
@@ -378,6 +399,50 @@ def test_too_many_headers_or_too_long_a_header_is_a_network_error(fault, names_t
     large_answer(fault)  # built before the measure: only the fetch's memory counts
     with FaultServer() as server:
         doc, seconds, peak = fetch_measured(server.url(fault), timeout=timeout)
-    assert_network_error(doc, "ProtocolError: ('Connection aborted.', " + names_the_fault)
+    assert_network_error(doc, "ProtocolError: ('Connection aborted.', " + names_the_fault, FailureKind.PROTOCOL)
     assert seconds < timeout
     assert peak <= 4 * 1024 * 1024
+
+
+# -- answers that are no page, and URLs never requested: each failure's kind ---
+
+SAME_HOST_CHAIN = MAX_REDIRECTS + 1  # redirects in a row on one host: one more than are followed
+
+
+def no_page_web(port: int) -> Web:
+    """One host whose pages are errors and redirects that go wrong on it."""
+    host = Host("127.0.0.2", port, "no pages", Robots(404))
+    pages = [Page(url=host.url(path), kind="error", status=status, body=f"<p>HTTP {status}</p>".encode())
+             for path, status in (("/missing", 404), ("/busy", 429), ("/broken", 503))]
+    pages.append(Page(url=host.url("/no-location"), kind="redirect", status=302, body=b"<p>moved</p>"))
+    for here, there in (("/loop/a", "/loop/b"), ("/loop/b", "/loop/a")):
+        pages.append(Page(url=host.url(here), kind="redirect", status=302, headers=(("Location", there),),
+                          redirect_to=host.url(there)))
+    for hop in range(SAME_HOST_CHAIN):
+        there = f"/chain/{hop + 1}"
+        pages.append(Page(url=host.url(f"/chain/{hop}"), kind="redirect", status=302,
+                          headers=(("Location", there),), redirect_to=host.url(there)))
+    pages.append(Page(url=host.url(f"/chain/{SAME_HOST_CHAIN}"), kind="leaf", body=b"<p>the end</p>"))
+    pages.append(Page(url=host.url("/outside"), kind="leaf", body=b"<p>outside the crawl</p>"))
+    return Web(seed=0, port=port, hosts=(host,), pages={page.url: page for page in pages}, seed_urls=(),
+               seed_spellings={})
+
+
+def test_an_answer_that_is_no_page_and_a_url_outside_the_filters_fail_each_with_its_kind():
+    with TestWebServer(hosts=1, web_factory=no_page_web) as server:
+        url = server.web.hosts[0].url
+        paths = ["/missing", "/busy", "/broken", "/no-location", "/loop/a", "/chain/0", "/outside"]
+        docs, _ = fetch_urls([url(path) for path in paths], url_deny=["/outside$"])
+        assert server.wait_idle()
+        requested = {entry.path for entry in server.log}
+    failures = {doc["requested_url"]: (doc["outcome"], doc["error_kind"], doc["error"]) for doc in docs}
+    assert failures == {
+        url("/missing"): ("http_error", FailureKind.HTTP_4XX, "HTTP 404"),
+        url("/busy"): ("http_error", FailureKind.HTTP_429, "HTTP 429 after 1 attempts"),
+        url("/broken"): ("http_error", FailureKind.HTTP_5XX, "HTTP 503 after 1 attempts"),
+        url("/no-location"): ("http_error", FailureKind.REDIRECT_LOCATION, "redirect (HTTP 302) without a Location"),
+        url("/loop/a"): ("http_error", FailureKind.REDIRECT_LOOP, f"redirect loop back to {url('/loop/a')}"),
+        url("/chain/0"): ("http_error", FailureKind.REDIRECT_LIMIT, f"more than {MAX_REDIRECTS} redirects"),
+        url("/outside"): ("blocked", FailureKind.BLOCKED_SCOPE, f"{url('/outside')} is outside url_allow/url_deny"),
+    }
+    assert "/outside" not in requested and f"/chain/{MAX_REDIRECTS + 1}" not in requested

@@ -27,6 +27,7 @@ from crawl_support import (
 )
 from mrcrawl.export import run_exports
 from mrcrawl.fetch.fetcher import MAX_ERROR_CHARS
+from mrcrawl.store.failures import FailureKind
 from mrcrawl.store.records import UNFETCHED
 from mrcrawl.testweb import Host, Page, Robots, TestWebServer, Web
 from test_export import read_warc_files
@@ -222,11 +223,13 @@ def test_a_location_of_another_scheme_is_an_http_error_that_quotes_it(crawled, c
     doc = one_record(crawled, url)
     error = f"redirect (HTTP 302) to a Location that is no http(s) URL: {location!r}"
     assert (doc["outcome"], doc["status"], doc["url"], doc["error"]) == ("http_error", 302, url, error)
+    assert doc["error_kind"] == FailureKind.REDIRECT_LOCATION
     assert len(doc["error"]) <= MAX_ERROR_CHARS
     assert requests_to(crawled.log, url) == 1
     assert_valid_response_record(crawled, doc)  # the 302 itself
     [alone] = assert_fetched_alone_within_bounds(crawled, url)
-    assert (alone["outcome"], alone["error"]) == ("http_error", error)
+    assert (alone["outcome"], alone["error"], alone["error_kind"]) == (
+        "http_error", error, FailureKind.REDIRECT_LOCATION)
 
 
 def test_a_location_at_a_private_address_is_blocked_without_a_request(crawled):
@@ -235,11 +238,13 @@ def test_a_location_at_a_private_address_is_blocked_without_a_request(crawled):
     assert (doc["outcome"], doc["redirect_to"]) == ("redirect", target)
     hop = one_record(crawled, target)
     assert (hop["outcome"], hop["layer"], hop["error"]) == ("blocked", 1, f"{PRIVATE} is a non-public address")
+    assert hop["error_kind"] == FailureKind.BLOCKED_PRIVATE
     assert (hop["status"], hop["attempts"]) == (None, 0)
     assert not [entry for entry in crawled.log + crawled.log_again if entry.address == PRIVATE]
     assert crawled.db[target]["status"] == "blocked"
     [alone] = assert_fetched_alone_within_bounds(crawled, target)
     assert (alone["outcome"], alone["error"]) == ("blocked", f"{PRIVATE} is a non-public address")
+    assert alone["error_kind"] == FailureKind.BLOCKED_PRIVATE
 
 
 def test_a_chain_of_20_redirects_across_hosts_advances_one_hop_a_layer_and_stops_at_the_depth(crawled):

@@ -53,7 +53,7 @@ def test_ctrl_c_prints_one_line_and_the_printed_command_resumes(web_server, tmp_
 # finalizer sends the signal to its own process and waits for the handler.
 CTRL_C_IN_A_FINALIZER = """
 import gc, os, signal, sys, time
-from mrcrawl.driver import INTERRUPTED, interrupts_remembered
+from mrcrawl.interrupts import INTERRUPTED, interrupts_remembered
 
 class ClosesOnCollect:
     def __del__(self):

@@ -2,8 +2,9 @@
 
 Each stage folder of mrcrawl/ may import config.py and the stages below it
 (its __init__.py says which); nothing under mrcrawl/ imports another module
-in a circle; mrjob is imported only by the jobs, the driver, the mrjob glue
-and the cluster store.  Imports are read from the source, as written.
+in a circle; mrjob is imported only by the jobs, the mrjob glue (mr/) and
+the cluster store; no module imports a `_`-name from another module.
+Imports are read from the source, as written.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ MAY_IMPORT = {
     "output": {"store", "page", "fetch", "frontier"},
     "mr": {"store", "page", "fetch", "frontier", "output"},  # the glue may use any stage; none uses it
 }
-IMPORTS_MRJOB = {"mrcrawl.driver", "mrcrawl.store.cluster_store"}  # and jobs.*, mrcrawl.mr.*
+IMPORTS_MRJOB = {"mrcrawl.store.cluster_store"}  # and jobs.*, mrcrawl.mr.*
 # The tools beside the stages: they use the stages, and no stage uses them.
 TOOLS = {"testweb", "bench"}
 
@@ -100,14 +101,15 @@ def test_config_imports_nothing_of_the_package():
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
-def test_only_the_jobs_the_driver_the_glue_and_the_cluster_store_import_mrjob(name):
+def test_only_the_jobs_the_glue_and_the_cluster_store_import_mrjob(name):
     uses_mrjob = any(imported == "mrjob" or imported.startswith("mrjob.") for imported in imported_modules(name))
     may = name.startswith(("jobs.", "mrcrawl.mr.")) or name in IMPORTS_MRJOB
     assert may or not uses_mrjob, f"{name} imports mrjob"
 
 
 def test_no_stage_imports_the_commands_or_the_tools():
-    outside = ({"mrcrawl.cli", "mrcrawl.driver", "mrcrawl.export", "mrcrawl.db", "mrcrawl.report"}
+    outside = ({"mrcrawl.cli", "mrcrawl.driver", "mrcrawl.export", "mrcrawl.db", "mrcrawl.report", "mrcrawl.plan",
+                "mrcrawl.pipeline", "mrcrawl.crawl_dir", "mrcrawl.seeds", "mrcrawl.interrupts", "mrcrawl.progress"}
                | {f"mrcrawl.{tool}" for tool in TOOLS})
     for name in MODULES:
         if stage_of(name) or name == "mrcrawl.config":
@@ -140,4 +142,15 @@ def test_no_module_imports_itself_through_a_circle():
 def test_the_moved_flat_modules_are_gone():
     """The old flat layout: a module left behind would be a second copy."""
     flat = {path.stem for path in (REPO / "mrcrawl").glob("*.py")}
-    assert flat == {"__init__", "__main__", "cli", "config", "db", "driver", "export", "logs", "progress"}
+    assert flat == {"__init__", "__main__", "cli", "config", "crawl_dir", "db", "driver", "export", "interrupts", "logs",
+                    "pipeline", "plan", "progress", "seeds"}
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_module_imports_a_private_name_of_another(name):
+    """A `_`-name is its module's own: what another module needs is public."""
+    path = MODULES[name]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("mrcrawl", "jobs"):
+            private = [alias.name for alias in node.names if alias.name.startswith("_")]
+            assert not private, f"{name} imports {private} from {node.module}"

@@ -16,6 +16,7 @@ from mrcrawl.fetch.fetcher import Fetcher
 from mrcrawl.fetch.netguard import address_literal, blocked_reason
 from mrcrawl.fetch.resolver import DNSLookupError, Resolver
 from mrcrawl.page.urls import host_of, normalize_url
+from mrcrawl.store.failures import FailureKind
 
 NON_PUBLIC = ["127.0.0.1", "127.0.0.2", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "0.0.0.0",
               "::1", "fe80::1", "::ffff:10.0.0.1", "::ffff:127.0.0.1", "224.0.0.1"]
@@ -112,6 +113,7 @@ def test_a_fetch_of_a_non_public_literal_is_blocked_without_a_lookup_or_a_reques
     url = url if as_written else normalize_url(url)
     [doc], stats = guarded_fetch([url])
     assert (doc["outcome"], doc["error"]) == ("blocked", f"{host_of(url)} is a non-public address")
+    assert doc["error_kind"] == FailureKind.BLOCKED_PRIVATE
     assert (stats["requests"], stats["unconnected"], stats["dns_lookups"]) == (0, 0, 0)
 
 
@@ -119,6 +121,7 @@ def test_a_fetch_of_a_name_resolving_to_loopback_is_blocked():
     [doc], stats = guarded_fetch(["http://localhost:8080/"])
     assert doc["outcome"] == "blocked"
     assert doc["error"].startswith("localhost resolves to non-public address ")
+    assert doc["error_kind"] == FailureKind.BLOCKED_PRIVATE
     assert (stats["requests"], stats["dns_lookups"]) == (0, 1)
 
 
@@ -159,6 +162,7 @@ def test_a_redirect_to_a_non_public_host_is_blocked_at_its_hop(target):
     assert doc["outcome"] == "redirect" and doc["redirect_to"] == normalize_url(target)
     [hop], stats = guarded_fetch([doc["redirect_to"]], **allowed)
     assert hop["outcome"] == "blocked" and "non-public address" in hop["error"]
+    assert hop["error_kind"] == FailureKind.BLOCKED_PRIVATE
     assert stats["requests"] == 0
 
 

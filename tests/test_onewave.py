@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from jobs.merge import MRMerge
-from mrcrawl.driver import package_root
+from mrcrawl.mr.launcher import package_root
 from mrcrawl.frontier.merge import best_stored_record
 from mrcrawl.mr.onewave import _copy_range, _key_boundary, _next_line_start, _previous_line_start
 from mrcrawl.store.protocols import Utf8JsonProtocol

@@ -104,7 +104,7 @@ def the_doc(crawled, path: str) -> dict:
     docs = fault_docs(crawled, path)
     assert len(docs) == 1, f"{path}: {len(docs)} records"
     doc, = docs
-    assert (doc["outcome"], doc["status"], doc["error"]) == (FETCHED, 200, None), path
+    assert (doc["outcome"], doc["status"], doc["error"], doc["error_kind"]) == (FETCHED, 200, None, None), path
     return doc
 
 

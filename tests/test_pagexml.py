@@ -16,12 +16,11 @@ from mrcrawl.output.pagexml import page_to_xml, xml_safe
 from mrcrawl.page.change import page_signature
 from mrcrawl.page.charset import decode_page, detect_encoding
 from mrcrawl.page.charset_labels import codec_for_label
-from mrcrawl.page import text as page_text
+from mrcrawl.page import maintext
 from mrcrawl.page.html import parse_html
 from mrcrawl.page.links import extract_links
-from mrcrawl.page.text import (
-    _with_left_out, description, headline, keywords, main_text, normalise_date, page_blocks, published,
-)
+from mrcrawl.page.maintext import _with_left_out, main_text, page_blocks
+from mrcrawl.page.metadata import description, headline, keywords, normalise_date, published
 from mrcrawl.store.records import FETCHED, encode_body, new_doc
 from mrcrawl.testweb import expected_duplicates, expected_layers_for_config
 from test_charset import NEWS, OTHER_LEGACY_NEWS, news_page
@@ -586,8 +585,8 @@ def test_the_class_name_caches_stay_bounded_whatever_the_names():
     for n in range(20):
         name = f"page{n} " + "menu item " * 60_000
         render(article(f'<div class="{name}"><p>{PROSE[0]}</p></div><p id="{name}">{PROSE[1]}</p>'))
-    for cache in (page_text._NAMES_SEEN, page_text._BOILERPLATE_NAMES):
-        assert sum(map(len, cache)) == cache.characters <= page_text.NAME_CHARS_CACHED
+    for cache in (maintext._NAMES_SEEN, maintext._BOILERPLATE_NAMES):
+        assert sum(map(len, cache)) == cache.characters <= maintext.NAME_CHARS_CACHED
 
 
 def test_many_paragraphs_deep_inside_a_nest_stay_fast():

@@ -26,6 +26,7 @@ from crawl_support import LoopbackProxy, crawl_docs, driver_command, write_input
 from mrcrawl.config import ConfigError, load_config, proxy_address, redacted_proxy
 from mrcrawl.driver import EXIT_NOTHING_FETCHED, EXIT_OK, EXIT_USAGE
 from mrcrawl.fetch.connection import basic_credentials
+from mrcrawl.store.failures import FailureKind
 from mrcrawl.testweb.faults import CLOSED_BEFORE_STATUS, FaultServer
 from test_failed_crawls import closed_port
 
@@ -108,6 +109,9 @@ def test_a_crawl_through_a_proxy_that_needs_a_login_sends_it_and_writes_it_nowhe
     assert by_url[extra_targets[0]]["status"] == 404
     assert by_url[f"http://127.0.0.2:{dead}/"]["outcome"] == "robots_denied"  # the proxy could not reach it: no robots.txt
     assert "502" in by_url[f"https://127.0.0.2:{dead}/"]["error"]
+    # The proxy hung up on the one and refused to tunnel to the other.
+    assert {by_url[f"{scheme}://127.0.0.2:{dead}/"]["error_kind"] for scheme in ("http", "https")} == {
+        FailureKind.PROXY}
     assert (output / "warc").is_dir() and (output / "index").is_dir()
     assert_only_config_json_holds_the_secret(tmp_path, output, result.stdout, result.stderr)
     state = json.loads((output / "crawl.json").read_text())
@@ -131,7 +135,7 @@ def test_a_proxy_that_refuses_the_login_is_named_and_the_password_is_not(web_ser
     assert result.returncode == EXIT_NOTHING_FETCHED
     assert set(proxy.authorizations) == {basic_credentials(CREDENTIALS)}
     assert "HTTP 407" in result.stderr, result.stderr
-    assert {doc["status"] for doc in crawl_docs(output)} == {407}
+    assert {(doc["status"], doc["error_kind"]) for doc in crawl_docs(output)} == {(407, FailureKind.HTTP_407)}
     assert_only_config_json_holds_the_secret(tmp_path, output, result.stdout, result.stderr,
                                              *(done.stdout + done.stderr for done in exports))
 
@@ -140,10 +144,11 @@ def test_a_proxy_that_is_not_there_is_named_and_the_password_is_not(web_server, 
     proxy = proxy_url(f"http://127.0.0.2:{closed_port()}")
     result, output, exports = failing_proxy_crawl(web_server, tmp_path, proxy)
     assert result.returncode == EXIT_NOTHING_FETCHED
-    assert "ProxyError (Connection refused)" in result.stderr, result.stderr
+    assert FailureKind.PROXY_REFUSED.label in result.stderr, result.stderr
     assert "nothing listens at the address of the proxy" in result.stderr
     errors = [doc["error"] for doc in crawl_docs(output)]
     assert errors and all("Unable to connect to proxy" in error for error in errors), errors
+    assert {doc["error_kind"] for doc in crawl_docs(output)} == {FailureKind.PROXY_REFUSED}
     assert_only_config_json_holds_the_secret(tmp_path, output, result.stdout, result.stderr,
                                              *(done.stdout + done.stderr for done in exports))
 
@@ -157,9 +162,10 @@ def test_a_proxy_that_hangs_up_is_named_and_the_password_is_not(web_server, tmp_
             web_server, tmp_path, proxy_url(server.origin), seeds_text)
         server.wait_idle()
     assert result.returncode == EXIT_NOTHING_FETCHED
-    assert "ProxyError" in result.stderr, result.stderr
+    assert FailureKind.PROXY.label in result.stderr, result.stderr
     errors = [doc["error"] for doc in crawl_docs(output)]
     assert errors and all("RemoteDisconnected" in error for error in errors), errors
+    assert {doc["error_kind"] for doc in crawl_docs(output)} == {FailureKind.PROXY}
     assert server.log  # the proxy was asked
     assert_only_config_json_holds_the_secret(tmp_path, output, result.stdout, result.stderr,
                                              *(done.stdout + done.stderr for done in exports))

@@ -1,7 +1,8 @@
-"""The README's "Reading the outputs" snippets run as written on the demo's crawl.
+"""The "Reading the outputs" snippets of the documentation run as written on the demo's crawl.
 
 The demo runs for real from a scratch directory, as a user runs it from the
-checkout, and every fenced block of the section is taken from README.md and
+checkout, and every fenced block of the section is taken from the
+documentation (README.md and docs/*.md, where docs/outputs.md holds it) and
 run there as it stands: a snippet added to the section is run too.
 """
 from __future__ import annotations
@@ -16,7 +17,8 @@ import pytest
 from mrcrawl.testweb import expected_layers_for_config, generate_web, seeds
 from test_testweb import checkout_env, demo_port, run_demo
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+REPO = Path(__file__).resolve().parent.parent
+DOCUMENTATION = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]  # each page opens with a "# " heading
 SECTION = "### Reading the outputs"
 DEMO_DEPTH = 3  # the demo's default
 # How each language's blocks run, as written, from the directory the demo ran in.
@@ -55,7 +57,7 @@ def section_blocks(markdown: str, heading: str) -> list[tuple[str, str, str]]:
     return blocks
 
 
-BLOCKS = section_blocks(README.read_text(encoding="utf-8"), SECTION)
+BLOCKS = section_blocks("\n".join(page.read_text(encoding="utf-8") for page in DOCUMENTATION), SECTION)
 RUNNABLE = [block for block in BLOCKS if block[0] not in ILLUSTRATIONS]
 
 

@@ -29,6 +29,7 @@ from mrcrawl.page.urls import host_key
 from mrcrawl.report import gather
 from mrcrawl.report.__main__ import EXIT_NOT_WRITTEN, EXIT_USAGE, main
 from mrcrawl.report.figures import TEXT_LENGTH_BINS, text_length_bin
+from mrcrawl.store.failures import FailureKind
 from mrcrawl.store.records import FETCHED, GONE, NOT_MODIFIED, error_kind
 
 CHARTS = ("chart-layer-outcomes", "chart-layer-seconds", "chart-throughput", "chart-hosts", "chart-charsets",
@@ -112,8 +113,8 @@ def test_day_one_is_the_web_as_it_was_on_day_one(days):
     assert [sum(layer.outcomes.values()) for layer in figures.layers] == [
         list(reachable.values()).count(layer) for layer in range(len(figures.layers))]
     failing = set(days.web.events(1).failing)
-    assert set(figures.errors) == {"HTTP 503"} and set(figures.errors["HTTP 503"].examples) <= failing
-    assert figures.errors["HTTP 503"].count == len(failing & set(reachable))
+    assert set(figures.errors) == {FailureKind.HTTP_5XX} and set(figures.errors[FailureKind.HTTP_5XX].examples) <= failing
+    assert figures.errors[FailureKind.HTTP_5XX].count == len(failing & set(reachable))
 
 
 def test_the_page_says_what_the_figures_say(days):
@@ -134,7 +135,7 @@ def hostile_copy(days, directory: Path) -> Path:
     markup, and a crawl name that is markup."""
     copy = shutil.copytree(days.outputs[1], directory / "hostile")
     doc = {"url": HOSTILE["url"], "requested_url": HOSTILE["url"], "layer": 0, "outcome": "http_error",
-           "status": 500, "error": HOSTILE["error"], "content_type": HOSTILE["content_type"],
+           "status": 500, "error": HOSTILE["error"], "error_kind": FailureKind.HTTP_5XX, "content_type": HOSTILE["content_type"],
            "fetched_at": "2026-01-05T06:00:01.000Z", "attempts": 1, "body": None, "archive_body": None}
     with open(copy / "doc" / "0" / "part-00000", "a", encoding="utf-8") as part:
         part.write(json.dumps(HOSTILE["url"]) + "\t" + json.dumps(doc) + "\n")
@@ -152,7 +153,7 @@ def test_markup_from_pages_and_servers_is_shown_as_text(days, tmp_path):
     assert page.findtext(".//title") == f"mrcrawl report: {HOSTILE['name']}"
     assert HOSTILE["url"] in text and HOSTILE["content_type"] in text and "HTTP 500" in text
     [row] = [row for row in page.xpath("//table[@id='error-table']/tr[td]") if HOSTILE["url"] in row.text_content()]
-    assert row[0].text_content() == error_kind({"outcome": "http_error", "error": HOSTILE["error"]})
+    assert row[0].text_content() == FailureKind.HTTP_5XX.label
 
 
 def test_the_report_in_a_browser(days, tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from mrcrawl.fetch.robots import MAX_ROBOTS_BYTES, RobotsPolicy, agent_token
+from mrcrawl.store.failures import FailureKind
 from mrcrawl.page.html import parse_html
 from mrcrawl.page.robots_directives import header_directives, page_directives
 
@@ -83,10 +84,10 @@ def test_5xx_and_429_deny_everything_with_a_reason(status):
 def test_explicit_allow_all_and_deny_all():
     assert RobotsPolicy.allow_all().allowed(f"{HOST}/x")
     assert RobotsPolicy.allow_all().denial_reason is None
-    denied = RobotsPolicy.deny_all("robots.txt timed out after 10 s")
+    denied = RobotsPolicy.deny_all("robots.txt timed out after 10 s", FailureKind.TIMEOUT)
     assert not denied.allowed(f"{HOST}/x")
     assert denied.denial_reason == "robots.txt timed out after 10 s"
-    assert denied.crawl_delay is None
+    assert denied.crawl_delay is None and denied.denial_kind == FailureKind.TIMEOUT
 
 
 def test_empty_or_html_robots_txt_allows_everything():

@@ -25,6 +25,7 @@ from crawl_support import (PageHandler, crawl, crawl_docs, fetch_urls, fetch_url
 from mrcrawl.export import run_exports
 from mrcrawl.fetch.fetcher import RESPONSE_TIME_LIMIT
 from mrcrawl.fetch.robots import MAX_ROBOTS_BYTES
+from mrcrawl.store.failures import FailureKind
 from mrcrawl.testweb import USER_AGENT, Host, Page, Robots, TestWebServer, Web
 from mrcrawl.testweb.faults import ENDLESS_BODY, HTTP_10, PLAIN_PAGE, FaultServer
 from test_dns import ALLOWED, STEADY, dns_server, tls_listener
@@ -145,10 +146,11 @@ def records_of(crawled, address: str) -> dict[str, dict]:
     return {"/" + doc["requested_url"].split("/", 3)[3]: doc for doc in docs}
 
 
-def assert_host_crawled(crawled, address: str, expected: dict[str, str], denial: str | None = None) -> None:
+def assert_host_crawled(crawled, address: str, expected: dict[str, str], denial: str | None = None,
+                        denial_kind: FailureKind = FailureKind.ROBOTS_DENIED) -> None:
     """Each of the host's pages has the one expected outcome; a fetched page
     valid XML (parsed strictly) and a WARC response whose digests warcio
-    checked; a denied page the robots.txt reason."""
+    checked; a denied page the robots.txt reason and its kind."""
     records = records_of(crawled, address)
     assert {path: records[path]["outcome"] for path in expected} == expected
     for path, outcome in expected.items():
@@ -161,6 +163,7 @@ def assert_host_crawled(crawled, address: str, expected: dict[str, str], denial:
             assert response.digests_passed is not False and response.http.get_statuscode() == "200"
         else:
             assert doc["error"] == f"{doc['url']}: {denial or 'disallowed by robots.txt'}"
+            assert doc["error_kind"] == denial_kind
 
 
 def assert_fetched_alone_within_bounds(crawled, address: str, seconds_bound: float = TIMEOUT + MARGIN,
@@ -228,7 +231,7 @@ def test_an_endless_robots_txt_ends_at_512_kib_or_at_the_whole_response_time_lim
         assert [entry.path for entry in log] == ["/robots.txt", HTTP_10]
         assert seconds <= timeout
     else:
-        assert doc["outcome"] == "robots_denied"
+        assert (doc["outcome"], doc["error_kind"]) == ("robots_denied", FailureKind.TIME_LIMIT)
         assert doc["error"] == (f"{server.url(HTTP_10)}: robots.txt unreachable ({names_the_fault}: "
                                 f"the whole response took longer than its time limit of {limit:g}s)")
         assert [entry.path for entry in log] == ["/robots.txt"]
@@ -267,7 +270,8 @@ def test_a_robots_txt_with_bytes_that_are_not_utf8_keeps_its_rules(crawled):
 
 
 def test_a_robots_txt_that_fails_denies_its_host_for_the_layer_and_its_rules_apply_in_the_next(crawled):
-    assert_host_crawled(crawled, FAILS_FIRST, CASE_PAGES[FAILS_FIRST], "robots.txt unreachable (HTTP 503)")
+    assert_host_crawled(crawled, FAILS_FIRST, CASE_PAGES[FAILS_FIRST], "robots.txt unreachable (HTTP 503)",
+                        FailureKind.HTTP_5XX)
     assert_host_crawled(crawled, FAILS_FIRST, NEXT_LAYER_PAGES)
     records = records_of(crawled, FAILS_FIRST)
     assert {path: doc["layer"] for path, doc in records.items()} == {"/first.html": 0, "/next.html": 1,
@@ -278,6 +282,7 @@ def test_a_robots_txt_that_fails_denies_its_host_for_the_layer_and_its_rules_app
     # A layer's task alone: the 503 denies the host at once, without a page request.
     records = assert_fetched_alone_within_bounds(crawled, FAILS_FIRST)
     assert records["/first.html"]["error"].endswith(": robots.txt unreachable (HTTP 503)")
+    assert records["/first.html"]["error_kind"] == FailureKind.HTTP_5XX
     assert [entry.path for entry in crawled.server.log if entry.address == FAILS_FIRST] == ["/robots.txt"]
 
 
@@ -412,8 +417,8 @@ def test_a_redirect_to_a_name_that_does_not_resolve_leaves_robots_txt_unreachabl
     assert zone.questions == {"unknown.test": 1}
     reason = (f"robots.txt unreachable (DNSLookupError: DNS lookup of unknown.test: "
               f"the DNS server at {resolver} answered NXDOMAIN)")
-    assert {(doc["outcome"], doc["error"]) for doc in docs} == {
-        ("robots_denied", f"{doc['url']}: {reason}") for doc in docs}
+    assert {(doc["outcome"], doc["error"], doc["error_kind"]) for doc in docs} == {
+        ("robots_denied", f"{doc['url']}: {reason}", FailureKind.DNS) for doc in docs}
     assert site.requests == ["/robots.txt"]
 
 
@@ -431,7 +436,7 @@ def test_a_redirect_from_http_to_https_on_the_same_name_connects_to_the_checked_
                              allow_networks=[f"{ALLOWED}/32"])
     assert zone.questions == {STEADY: 1}
     assert server_names == [STEADY]  # the hello reached the checked address, and named the host
-    assert {doc["outcome"] for doc in docs} == {"robots_denied"}
+    assert {(doc["outcome"], doc["error_kind"]) for doc in docs} == {("robots_denied", FailureKind.TLS)}
     assert all("robots.txt unreachable (SSLError" in doc["error"] and "CERTIFICATE_VERIFY_FAILED" in doc["error"]
                for doc in docs)
     assert site.requests == ["/robots.txt"]

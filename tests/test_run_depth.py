@@ -202,7 +202,8 @@ def documented_crontab_command(text: str) -> str:
 
 def test_the_documented_crontab_line_crawls_with_crons_bare_environment(tmp_path, seeds, checkout):
     command = documented_crontab_command(SCRIPT.read_text(encoding="utf-8"))
-    assert command == documented_crontab_command((REPO / "README.md").read_text(encoding="utf-8"))
+    documentation = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    assert command == documented_crontab_command("\n".join(page.read_text(encoding="utf-8") for page in documentation))
     home = tmp_path / "home"
     home.mkdir()
     before = utc_day()

@@ -31,6 +31,7 @@ from lxml import etree
 
 from crawl_support import assert_crawled_as_alone, crawl_alone_then_beside, read_records, warc_records_for
 from mrcrawl.fetch.fetcher import BACKOFF_BASE, MAX_ERROR_CHARS, RESPONSE_TIME_LIMIT
+from mrcrawl.store.failures import FailureKind
 from mrcrawl.store.records import FETCHED, NETWORK_ERROR, ROBOTS_DENIED, body_bytes, payload_digest
 from mrcrawl.testweb import start_test_web
 from mrcrawl.testweb.faults import (
@@ -74,6 +75,7 @@ class Case:
     path: str
     outcome: str
     names_the_fault: str | None  # a part of the error that names the fault; None for a page fetched
+    kind: FailureKind | None = None  # the error's kind; None for a page fetched
     server: dict = field(default_factory=dict)  # FaultServer options
     scheme: str = "http"
     also: tuple[str, ...] = ()  # paths requested after it on its host
@@ -85,52 +87,66 @@ def whole_response_limit(while_reading: str) -> str:
 
 
 CASES = {
-    "drip in the headers": Case(DRIP_HEADERS, NETWORK_ERROR, whole_response_limit(""), SLOW),
-    "drip in the body": Case(DRIP_BODY, NETWORK_ERROR, whole_response_limit(" while reading the body"), SLOW),
+    "drip in the headers": Case(DRIP_HEADERS, NETWORK_ERROR, whole_response_limit(""), FailureKind.TIME_LIMIT,
+                                SLOW),
+    "drip in the body": Case(DRIP_BODY, NETWORK_ERROR, whole_response_limit(" while reading the body"),
+                             FailureKind.TIME_LIMIT, SLOW),
     "headers cut off": Case(HEADERS_CUT_OFF, NETWORK_ERROR, "HeadersCutOffError: the connection closed inside "
-                                                            "the header block: the headers are incomplete"),
+                                                            "the header block: the headers are incomplete",
+                            FailureKind.CLOSED),
     "closed before the status line": Case(CLOSED_BEFORE_STATUS, NETWORK_ERROR,
-                                          "RemoteDisconnected('Remote end closed connection without response')"),
-    "reset before the status line": Case(RESET_BEFORE_STATUS, NETWORK_ERROR, "ConnectionResetError("),
-    "reset inside the header block": Case(RESET_IN_HEADERS, NETWORK_ERROR, "ConnectionResetError("),
+                                          "RemoteDisconnected('Remote end closed connection without response')",
+                                          FailureKind.CLOSED),
+    "reset before the status line": Case(RESET_BEFORE_STATUS, NETWORK_ERROR, "ConnectionResetError(",
+                                         FailureKind.RESET),
+    "reset inside the header block": Case(RESET_IN_HEADERS, NETWORK_ERROR, "ConnectionResetError(", FailureKind.RESET),
     "reset inside the body": Case(RESET_IN_BODY, NETWORK_ERROR, "ProtocolError while reading the body: "
-                                  "(\"Connection broken: ConnectionResetError("),
+                                  "(\"Connection broken: ConnectionResetError(", FailureKind.RESET),
     "connection refused": Case("/any-page.html", ROBOTS_DENIED, "robots.txt unreachable (NewConnectionError: ",
-                               listens=False),
+                               FailureKind.REFUSED, listens=False),
     "body short of its length": Case(SHORT_BODY, NETWORK_ERROR, f"IncompleteRead({len(SHORT_BODY_SENT)} bytes read, "
-                                     f"{SHORT_BODY_LENGTH - len(SHORT_BODY_SENT)} more expected)"),
+                                     f"{SHORT_BODY_LENGTH - len(SHORT_BODY_SENT)} more expected)", FailureKind.CLOSED),
     "chunked without its last chunk": Case(CHUNKED_CUT_OFF, NETWORK_ERROR,
-                                           "ProtocolError while reading the body: Response ended prematurely"),
-    "silent server": Case(SILENT, NETWORK_ERROR, f"Read timed out. (read timeout={TIMEOUT})", SLOW),
-    "endless body, fast": Case(ENDLESS_BODY, FETCHED, None, FAST),
-    "endless body, slow": Case(ENDLESS_BODY, NETWORK_ERROR, whole_response_limit(" while reading the body"), SLOW),
+                                           "ProtocolError while reading the body: Response ended prematurely",
+                                           FailureKind.CLOSED),
+    "silent server": Case(SILENT, NETWORK_ERROR, f"Read timed out. (read timeout={TIMEOUT})", FailureKind.TIMEOUT,
+                          SLOW),
+    "endless body, fast": Case(ENDLESS_BODY, FETCHED, None, server=FAST),
+    "endless body, slow": Case(ENDLESS_BODY, NETWORK_ERROR, whole_response_limit(" while reading the body"),
+                               FailureKind.TIME_LIMIT, SLOW),
     "body longer than its length": Case(LONG_BODY, FETCHED, None, also=(AFTER_LONG_BODY,)),
     "body longer than its length, long stray": Case(LONG_BODY_LONG_STRAY, FETCHED, None),
     "chunk size no number": Case(BAD_CHUNK_SIZE, NETWORK_ERROR, "ProtocolError while reading the body: "
-                                 "(\"Connection broken: InvalidChunkLength(got length b'zz\\\\r\\\\n', 0 bytes read)"),
+                                 "(\"Connection broken: InvalidChunkLength(got length b'zz\\\\r\\\\n', 0 bytes read)",
+                                 FailureKind.PROTOCOL),
     "HTTP/1.0": Case(HTTP_10, FETCHED, None),
     "HTTP/0.9: no status line": Case(NO_STATUS_LINE, NETWORK_ERROR,
-                                     "ProtocolError: ('Connection aborted.', BadStatusLine('<html><body><p>a page on"),
+                                     "ProtocolError: ('Connection aborted.', BadStatusLine('<html><body><p>a page on",
+                                     FailureKind.PROTOCOL),
     "TLS to a plain port answering 400": Case(
         HTTP_10, ROBOTS_DENIED, "robots.txt unreachable (SSLError: [SSL: WRONG_VERSION_NUMBER] wrong version number",
-        scheme="https"),
+        FailureKind.TLS, scheme="https"),
     "TLS to a plain port waiting for a request line": Case(
         HTTP_10, ROBOTS_DENIED, f"robots.txt unreachable (SSLError: the TLS handshake got no answer within the "
                                 f"timeout of {TIMEOUT:g}s (is the port serving TLS?))",
-        WAITS_FOR_A_REQUEST_LINE, scheme="https"),
+        FailureKind.TLS, WAITS_FOR_A_REQUEST_LINE, scheme="https"),
     "gzip bomb": Case(GZIP_BOMB, FETCHED, None),
     "deflate bomb": Case(DEFLATE_BOMB, FETCHED, None),
     "Content-Encoding that lies": Case(LYING_ENCODING, NETWORK_ERROR, "DecodeError while reading the body: ('Received "
-                                       "response with content-encoding: gzip, but failed to decode it.'"),
+                                       "response with content-encoding: gzip, but failed to decode it.'",
+                                       FailureKind.BAD_ENCODING),
     "100,000 headers": Case(MANY_HEADERS, NETWORK_ERROR,
-                            "ProtocolError: ('Connection aborted.', HTTPException('got more than 100 headers'))"),
+                            "ProtocolError: ('Connection aborted.', HTTPException('got more than 100 headers'))",
+                            FailureKind.PROTOCOL),
     "a header line of 1 MB": Case(LONG_HEADER, NETWORK_ERROR, "ProtocolError: ('Connection aborted.', "
-                                  "LineTooLong('got more than 65536 bytes when reading header line'))"),
+                                  "LineTooLong('got more than 65536 bytes when reading header line'))",
+                                  FailureKind.PROTOCOL),
     "100,000 header lines without a colon": Case(
         MANY_LINES_WITHOUT_COLON, NETWORK_ERROR,
-        "ProtocolError: ('Connection aborted.', HTTPException('got more than 100 header lines without a colon'))"),
+        "ProtocolError: ('Connection aborted.', HTTPException('got more than 100 header lines without a colon'))",
+        FailureKind.PROTOCOL),
     "10 GB Content-Length": Case(HUGE_LENGTH, NETWORK_ERROR, f"IncompleteRead({len(PLAIN_PAGE)} bytes read, "
-                                 f"{HUGE_LENGTH_BYTES - len(PLAIN_PAGE)} more expected)"),
+                                 f"{HUGE_LENGTH_BYTES - len(PLAIN_PAGE)} more expected)", FailureKind.CLOSED),
     "a header line without a colon": Case(LINE_WITHOUT_COLON, FETCHED, None),
     "a space before the colon": Case(SPACE_BEFORE_COLON, FETCHED, None),
     "103 Early Hints": Case(EARLY_HINTS, FETCHED, None),
@@ -244,7 +260,7 @@ def test_a_page_fetched_is_one_record_its_xml_and_its_warc_records(crawled, name
     doc = the_record(crawled, name, path)
     url = crawled.faults.url(name, path)
     sent = expected_body(name, path)
-    assert (doc["status"], doc["error"], doc["attempts"]) == (200, None, 1)
+    assert (doc["status"], doc["error"], doc["error_kind"], doc["attempts"]) == (200, None, None, 1)
     assert body_bytes(doc) == sent, name
     assert doc["truncated"] == (path in (GZIP_BOMB, DEFLATE_BOMB, ENDLESS_BODY)), name
     records = warc_records_for(crawled.warc, url)
@@ -281,6 +297,7 @@ def test_a_fault_that_fails_is_one_record_that_names_it_and_nothing_archived(cra
     url = crawled.faults.url(name)
     assert (doc["status"], doc["body"], doc["archive_body"]) == (None, None, None)
     assert case.names_the_fault in doc["error"], (name, doc["error"])
+    assert doc["error_kind"] == case.kind, (name, doc["error"])
     assert len(doc["error"]) <= MAX_ERROR_CHARS
     assert url not in crawled.xml
     assert not [record for records in crawled.warc.values() for record in records

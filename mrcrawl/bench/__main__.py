@@ -270,8 +270,8 @@ def notes(rows: list[dict]) -> list[str]:
 def db_update_note(ours: dict, rows: list[dict]) -> str:
     resort = next(row for row in rows if row["name"] == "db-update re-sort" and row["urls"] == ours["urls"])
     line = (f"db-update: {ours['urls']:,} URLs in {ours['partitions']} partitions, {ours['fetches']:,} fetched and "
-            f"{ours['new_urls']:,} new: DbBatch {ours['batch_s']:.1f} s + Duplicates {ours['dedup_s']:.1f} s "
-            f"+ DbMerge {ours['merge_s']:.1f} s, "
+            f"{ours['new_urls']:,} new: DbBatch {ours['batch_s']:.1f} s + Dedup {ours['dedup_s']:.1f} s "
+            f"+ DbUpdate {ours['merge_s']:.1f} s, "
             f"peak RSS {ours['peak_rss_mb']:.0f} MB; re-sort {resort['wall_s']:.1f} s, {resort['peak_rss_mb']:.0f} MB; "
             f"{ours['ratio_to_resort']:.2f}× the re-sort's time; "
             f"{'the same' if ours['same_records'] else 'NOT the same'} {ours['records']:,} records")

@@ -816,7 +816,7 @@ class PageWriter:
             "</body>\n</html>\n"
         )
 
-# The rules of mrcrawl.page.text were tuned on the first five layouts.
+# The rules of mrcrawl.page.maintext were tuned on the first five layouts.
 # `components` and `flat` were then written as held-out layouts.  Their
 # first figures (F1 0.52 and 0.75) showed that per-paragraph wrappers beat
 # the rules, which led to one rule (a paragraph's container is above its

@@ -2,8 +2,8 @@
 crawler's way and Apache Nutch's way, timed at two db sizes.
 
 The crawler's way is three jobs: DbBatch sorts only the layer's updates and
-digest claims, Duplicates looks the claims up in the digest index, and
-DbMerge merges each partition file, URL records and digest index alike,
+digest claims, Dedup looks the claims up in the digest index, and
+DbUpdate merges each partition file, URL records and digest index alike,
 with its share in one sequential pass (frontier/crawldb.py).  Nutch's
 updatedb sorts the whole db with the updates at every update:
 jobs/db_resort.py does that, on the same inputs, digest index included.  Both run
@@ -33,8 +33,7 @@ from multiprocessing import Pool
 from pathlib import Path
 
 from mrcrawl.bench.scenarios import CORES, Measured, Sizes, bench_config, fetched_doc, row, run_measured
-from mrcrawl.config import load_config
-from mrcrawl.driver import local_task_args
+from mrcrawl.config import RevisitConfig, load_config
 from mrcrawl.frontier.crawldb import CrawlDb, create_db, digest_partition_of, key_bytes, partition_of, partition_path
 from mrcrawl.frontier.db_update import (
     RevisitPolicy,
@@ -46,6 +45,7 @@ from mrcrawl.frontier.db_update import (
     updates_from_entry,
     updates_from_out,
 )
+from mrcrawl.mr.launcher import local_task_args
 from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.protocols import Utf8JsonProtocol
 from mrcrawl.store.records import LINKS_FROM_PAGE, iso_utc, new_frontier_entry, new_out, payload_digest, utc_now_iso
@@ -165,7 +165,7 @@ def write_db(directory: Path, news: NewsDb, run: str) -> None:
 
 def _write_partition(work: tuple[Path, Path, NewsDb, list[int], str]) -> None:
     path, digests_dir, news, hosts, run = work
-    policy = RevisitPolicy()
+    policy = RevisitPolicy.from_config(RevisitConfig())  # the bench's config sets no revisit keys
     digests_dir.mkdir()
     digest_files = [open(digests_dir / str(number), "wb") for number in range(news.partitions)]
     try:
@@ -265,13 +265,13 @@ def measure_size(news: NewsDb, directory: Path, say) -> list[dict]:
     db_parts, digest_parts = [Path(part) for part in crawl_db.files()], [Path(part) for part in crawl_db.digest_files()]
 
     say(f"db-update: {news.fetches:,} fetched and {news.new_urls:,} new URLs into {news.urls:,}: "
-        "DbBatch + Duplicates + DbMerge")
+        "DbBatch + Dedup + DbUpdate")
     batch = run_job("db_batch", directory / "batch", news, config, layer)
     batch_parts = [arg for part in parts(directory / "batch") for arg in ("--batch-part", str(part))]
     batch_parts.append("--batch-sorted")  # as the driver passes it on every runner but Spark
-    dedup = run_job("duplicates", directory / "dup", news, None, digest_parts, "--run", run, *batch_parts)
+    dedup = run_job("dedup", directory / "dup", news, None, digest_parts, "--run", run, *batch_parts)
     dup_parts = [arg for part in parts(directory / "dup") for arg in ("--duplicates-part", str(part))]
-    merge = run_job("db_merge", directory / "merged", news, config, db_parts, "--run", run, *batch_parts, *dup_parts)
+    merge = run_job("db_update", directory / "merged", news, config, db_parts, "--run", run, *batch_parts, *dup_parts)
     merged = records_digest(parts(directory / "merged"))
     shutil.rmtree(directory / "merged")  # the re-sort needs disk for several copies of the db
 

@@ -84,7 +84,7 @@ def score(extracted: str, truth: str) -> Score:
 
 def _mrcrawl(page_html: str, language: str) -> str:
     from mrcrawl.page.html import parse_html
-    from mrcrawl.page.text import main_text
+    from mrcrawl.page.maintext import main_text
 
     return main_text(parse_html(page_html))
 
@@ -134,7 +134,7 @@ class Extractor:
 
 
 EXTRACTORS = (
-    Extractor("mrcrawl", None, _mrcrawl, "mrcrawl.page.text.main_text, our own rules: what HtmlToXml writes"),
+    Extractor("mrcrawl", None, _mrcrawl, "mrcrawl.page.maintext.main_text, our own rules: what HtmlToXml writes"),
     Extractor("trafilatura", "trafilatura", _trafilatura(fast=False),
               "trafilatura.extract, comments off, with its readability/jusText fallbacks"),
     Extractor("trafilatura-fast", "trafilatura", _trafilatura(fast=True),

@@ -18,12 +18,18 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from jobs.crawler import MRCrawler
+from jobs.parser import MRParser
 from mrcrawl.bench.web import BenchWeb, BenchWebModel, BenchWebSpec, politeness_report
 from mrcrawl.config import load_config
-from mrcrawl.driver import Crawl, crawl_db, db_root, open_crawl, open_db, parse_args
+from mrcrawl.crawl_dir import crawl_db, db_root, open_crawl, open_db
 from mrcrawl.frontier.crawldb import DEFAULT_PARTITIONS
 from mrcrawl.frontier.generate import OTHER_RANK
+from mrcrawl.mr.launcher import Launcher, RunnerSettings
 from mrcrawl.page.urls import host_key
+from mrcrawl.pipeline import Pipeline
+from mrcrawl.plan import run_start
+from mrcrawl.store.crawl_state import CrawlState, StepName
 from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.protocols import Utf8JsonProtocol
 from mrcrawl.store.records import FETCHED, encode_body, new_doc, new_frontier_entry, utc_now_iso
@@ -149,17 +155,14 @@ def new_crawl_dir(directory: Path, seeds: list[str], threads: int = 30, delay: f
     seed_file = directory / "seeds.txt"
     seed_file.write_text("".join(url + "\n" for url in seeds), encoding="utf-8")
     crawl_dir = directory / "crawl"
-    args = parse_args([str(seed_file), "--depth", "1", "--conf", str(conf), "--output", str(crawl_dir)])
     store, config = CrawlStore(crawl_dir), load_config(str(conf))
-    db = crawl_db(db_root(args, store))
+    db = crawl_db(db_root(None, store))
     open_db(db)
-    state = open_crawl(store, args, config, seeds, db)
+    state = open_crawl(store, config, str(conf), str(seed_file.absolute()), str(seed_file), seeds, db,
+                       now=None, resume=False)
     # Layer 0's frontier, made as a run makes it: from the seeds and the (new, empty) db.
-    crawl = Crawl(store, state, config, args, say=lambda message: None)
-    try:
-        crawl.generate()
-    finally:
-        crawl.close()
+    with Launcher(RunnerSettings()) as launcher:
+        Pipeline(store, state, db, launcher, say=lambda message: None).run(run_start(store))
     return crawl_dir, seed_file, conf
 
 
@@ -169,7 +172,7 @@ def run_step(crawl_dir: Path, step: str, layer: int, runner: str) -> tuple[Measu
 
 
 def fetched(counters: dict) -> int:
-    return counters.get("outcome", {}).get(FETCHED, 0)
+    return MRCrawler.OUTCOMES.of(counters)[FETCHED]
 
 
 def polite_columns(log, delay: float) -> dict:
@@ -194,7 +197,7 @@ def fetch_uniform(sizes: Sizes, work: Path, runners: list[str], peer: bool, say)
             say(f"{name}: {len(urls)} URLs, {spec.hosts} hosts, {runner}, {threads} threads")
             crawl_dir, _, _ = new_crawl_dir(work / f"uniform-{runner}-{threads}", urls, threads=threads)
             web.clear_log()
-            measured, step = run_step(crawl_dir, "fetch", 0, runner)
+            measured, step = run_step(crawl_dir, MRCrawler.STEP, 0, runner)
             log = web.request_log()
             pages = fetched(step["counters"])
             # The latency bound: every request takes the time the server's own
@@ -250,7 +253,7 @@ def fetch_politeness(sizes: Sizes, work: Path, runner: str, say) -> list[dict]:
         crawl_dir, _, _ = new_crawl_dir(work / "politeness", web.urls(), threads=sizes.threads,
                                         delay=sizes.polite_delay)
         web.clear_log()
-        measured, step = run_step(crawl_dir, "fetch", 0, runner)
+        measured, step = run_step(crawl_dir, MRCrawler.STEP, 0, runner)
         log = web.request_log()
     pages = fetched(step["counters"])
     busiest_address = max(range(spec.hosts), key=lambda host: web.model.page_counts[host])
@@ -291,10 +294,10 @@ def pipeline_row(crawl_dir: Path, runner: str, delay: float, measured: Measured,
     done = json.loads((crawl_dir / "stats.json").read_text(encoding="utf-8"))
     by_job: dict[str, float] = {}
     for name, step in done.items():
-        job = name.split("/", 1)[0]
+        job = StepName.parse(name).kind
         by_job[job] = by_job.get(job, 0.0) + step["seconds"]
-    fetch_s = by_job.get("crawl", 0.0)
-    pages = sum(fetched(step["counters"]) for name, step in done.items() if name.startswith("crawl/"))
+    fetch_s = by_job.get(MRCrawler.STEP, 0.0)
+    pages = sum(fetched(step["counters"]) for name, step in done.items() if StepName.parse(name).kind == MRCrawler.STEP)
     return row(f"pipeline delay={delay:g}", runner, pages=pages, wall_s=measured.wall_s,
                cpu_ms_per_page=1000 * measured.cpu_s / max(pages, 1),
                # Were every job but the Crawler free, the crawl would take its fetch steps' time.
@@ -344,13 +347,13 @@ def parse(sizes: Sizes, work: Path, say) -> list[dict]:
         with open(store.part_file(docs), "wb") as part:
             for url, body in pages:
                 part.write(_records.write(url, fetched_doc(url, body)) + b"\n")
-        state = store.load_state()
-        state["done"]["crawl/0"] = {"seconds": 0.0, "counters": {}}
-        store.save_state(state)
+        state = CrawlState.load(store)
+        state.record(StepName(MRCrawler.STEP, 0), 0.0, {})
+        state.save(store)
         # Under -r inline the Parser's map runs in the step's own process,
         # whose CPU time for the step counts the parsing, not its start-up.
-        measured, step = run_step(crawl_dir, "parse", 0, "inline")
-        links = step["counters"].get("parse", {}).get("outlinks", 0)
+        measured, step = run_step(crawl_dir, MRParser.STEP, 0, "inline")
+        links = MRParser.OUTLINKS.of(step["counters"])
         rows.append(row(f"parse ({label})", "inline", pages=len(pages), wall_s=step["seconds"],
                         cpu_ms_per_page=1000 * step["cpu_s"] / len(pages),
                         pages_per_core_s=len(pages) / step["cpu_s"], links_per_page=links / len(pages)))

@@ -1,10 +1,11 @@
 """Run one job of a prepared crawl directory, in a process of its own.
 
-    python -m mrcrawl.bench.step DIR fetch|parse LAYER --runner local
+    python -m mrcrawl.bench.step DIR crawl|parse LAYER --runner local
 
 The benchmark measures a job this way so that the kernel's accounting of
 this process and its tasks (os.wait4 in the parent) gives the job's CPU time
-and peak memory and nothing else's.  It prints the step's record from
+and peak memory and nothing else's.  It runs the step as a crawl
+runs it (plan.py, pipeline.py) and prints the step's record from
 crawl.json (seconds and counters) as one JSON line, with `cpu_s`: the CPU
 time the step took in this process (all of it under -r inline, where the
 tasks run here; not the interpreter's start).
@@ -16,34 +17,35 @@ import json
 import sys
 import time
 
-from mrcrawl.config import CrawlConfig
-from mrcrawl.driver import RUNNERS, Crawl
-from mrcrawl.progress import DEFAULT_EVERY
+from jobs.crawler import MRCrawler
+from jobs.parser import MRParser
+from mrcrawl.crawl_dir import crawl_db
+from mrcrawl.mr.launcher import RUNNERS, Launcher, RunnerSettings
+from mrcrawl.pipeline import Pipeline
+from mrcrawl.plan import layer_steps
+from mrcrawl.store.crawl_state import CrawlState
 from mrcrawl.store.crawl_store import CrawlStore
 
-STEPS = {"fetch": "crawl", "parse": "parse"}
+STEPS = (MRCrawler.STEP, MRParser.STEP)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mrcrawl.bench.step")
     parser.add_argument("crawl_dir")
-    parser.add_argument("step", choices=sorted(STEPS))
+    parser.add_argument("step", choices=STEPS)
     parser.add_argument("layer", type=int)
     parser.add_argument("--runner", default="inline", choices=RUNNERS)
     args = parser.parse_args(argv)
     store = CrawlStore(args.crawl_dir)
-    state = store.load_state()
-    config = CrawlConfig.from_json(store.read_text(store.config_path))
-    options = argparse.Namespace(runner=args.runner, reducers=None, mrjob_conf=None, spark_master=None,
-                                 progress_every=DEFAULT_EVERY)
-    crawl = Crawl(store, state, config, options, say=lambda message: None)
+    state = CrawlState.load(store)
+    settings = RunnerSettings(args.runner)
+    [step] = [step for step in layer_steps(store, args.layer, last=True, batch_sorted=settings.sorts_reduce_output)
+              if step.job.STEP == args.step]
     cpu_before = time.process_time()
-    try:
-        getattr(crawl, args.step)(args.layer)
-    finally:
-        crawl.close()
+    with Launcher(settings) as launcher:
+        Pipeline(store, state, crawl_db(state.db), launcher, say=lambda message: None).run_step(step)
     cpu_s = time.process_time() - cpu_before
-    print(json.dumps({**state["done"][f"{STEPS[args.step]}/{args.layer}"], "cpu_s": cpu_s}))
+    print(json.dumps({**state.done[step.name].to_json(), "cpu_s": cpu_s}))
     return 0
 
 

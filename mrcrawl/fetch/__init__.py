@@ -1,6 +1,17 @@
-"""Stage 3, fetch: the Crawler reducer's engine.  The fetcher with its feeder
-and per-host queues, the HTTP connection, robots.txt, the resolver that looks
-each host up once, and the guard that keeps requests off private networks.
+"""Stage 3, fetch: the Crawler reducer's engine, from a layer's frontier
+entries to its doc records.
+
+- fetcher.py: one task's URLs fetched with many threads, politely: the
+  feeder, the fetch threads, redirects and retries, one doc record per URL;
+- hostqueue.py: the per-host queues, spilled to local disk, and the scheduler
+  that hands a host to one thread at a time when its politeness clock allows;
+- connection.py: one host's HTTP connection, and the request line and headers
+  the crawler sends (the WARC export rebuilds each request with them);
+- robots.py: what a site's robots.txt lets the crawler fetch;
+- resolver.py: each host looked up once per task, within the timeout;
+- netguard.py: the guard that keeps requests off private networks;
+- exception_kinds.py: the failure kind (store/failures.py) of an exception
+  the HTTP client or the resolver raised, by its class.
 
 Imports: page, store and config.  Never mrjob.
 """

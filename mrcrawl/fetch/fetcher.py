@@ -37,6 +37,7 @@ from mrcrawl.fetch.connection import (
     request_target,
     whole_answer_arrived,
 )
+from mrcrawl.fetch.exception_kinds import exception_kind
 from mrcrawl.fetch.hostqueue import HostQueue, HostScheduler, MemoryBudget, SpillQueue
 from mrcrawl.fetch.netguard import address_literal, blocked_reason
 from mrcrawl.fetch.resolver import DNSLookupError, Resolver
@@ -45,6 +46,7 @@ from mrcrawl.page.charset import decode_body, detect_encoding
 from mrcrawl.page.html import parse_html
 from mrcrawl.page.robots_directives import header_directives, page_directives
 from mrcrawl.page.urls import UrlFilter, host_key, host_of, resolve_link
+from mrcrawl.store.failures import FailureKind, status_kind
 from mrcrawl.store.records import (
     BLOCKED,
     FETCHED,
@@ -81,6 +83,15 @@ PROGRESS_EVERY = 1.0
 _THREAD_DONE = object()  # what a fetch thread puts on the results queue as it exits
 
 
+@dataclass(frozen=True)
+class Failure:
+    """Why a URL's fetch failed, as its doc record keeps it: the kind of
+    failure, which counts and decides, and the detail a person reads."""
+
+    kind: FailureKind
+    error: str
+
+
 @dataclass
 class Exchange:
     """What one HTTP request brought back (or why it brought nothing)."""
@@ -95,7 +106,7 @@ class Exchange:
     content_type_header: str | None = None
     body: bytes | None = None
     truncated: bool = False
-    error: str | None = None
+    failure: Failure | None = None  # why no answer came (status None)
 
     @property
     def transient(self) -> bool:
@@ -153,32 +164,31 @@ class AddressCheck:
     unresolved: str | None = None  # the name could not be looked up
 
 
-OTHER_HOST = "redirect to another host"
-
-
 # How much of an unusable Location a record's error quotes.
 LOCATION_QUOTED_CHARS = 200
 
 
-def _redirect(host: HostQueue, task: Task, exchange: Exchange,
-              across_hosts: bool = False) -> tuple[str | None, str | None]:
-    """A redirect's canonical target, and why it must not be followed (or
-    None); with `across_hosts`, a target on another host may be followed."""
+def _redirect_target(task: Task, exchange: Exchange) -> tuple[str | None, Failure | None]:
+    """A redirect's canonical target, or why it has none."""
     location = exchange.header_values("location")
     if not location:
-        return None, f"redirect (HTTP {exchange.status}) without a Location"
+        return None, Failure(FailureKind.REDIRECT_LOCATION, f"redirect (HTTP {exchange.status}) without a Location")
     target = resolve_link(location[0], task.url)
     if target is None:
         # ftp:, file:, javascript:, data: or no URL at all: nothing the crawler fetches.
-        return None, (f"redirect (HTTP {exchange.status}) to a Location that is no http(s) URL: "
-                      f"{location[0][:LOCATION_QUOTED_CHARS]!r}")
-    if not across_hosts and host_key(target) != host.key:
-        return target, OTHER_HOST
-    if task.hops >= MAX_REDIRECTS:
-        return target, f"more than {MAX_REDIRECTS} redirects"
-    if target == task.url or target in task.visited:
-        return target, f"redirect loop back to {target}"
+        return None, Failure(FailureKind.REDIRECT_LOCATION,
+                             f"redirect (HTTP {exchange.status}) to a Location that is no http(s) URL: "
+                             f"{location[0][:LOCATION_QUOTED_CHARS]!r}")
     return target, None
+
+
+def _hop_refusal(task: Task, target: str) -> Failure | None:
+    """Why the redirect from `task` to `target` must not be followed, or None."""
+    if task.hops >= MAX_REDIRECTS:
+        return Failure(FailureKind.REDIRECT_LIMIT, f"more than {MAX_REDIRECTS} redirects")
+    if target == task.url or target in task.visited:
+        return Failure(FailureKind.REDIRECT_LOOP, f"redirect loop back to {target}")
+    return None
 
 
 class Fetcher:
@@ -336,7 +346,7 @@ class Fetcher:
             try:
                 self._step_robots(host, task)
             except Exception as error:
-                host.robots = RobotsPolicy.deny_all(self._unexpected(task, error))
+                host.robots = RobotsPolicy.deny_all(self._unexpected(task, error), FailureKind.UNEXPECTED)
             return
         while (task := self._next_task(host)) is not None:
             try:
@@ -344,7 +354,7 @@ class Fetcher:
                     continue  # settled without a request: the host is still ours
                 self._step_page(host, task)
             except Exception as error:
-                self._finish(task.doc, NETWORK_ERROR, self._unexpected(task, error))
+                self._finish(task.doc, NETWORK_ERROR, Failure(FailureKind.UNEXPECTED, self._unexpected(task, error)))
             return  # a request may have been made: the host's clock must run
 
     def _check_address(self, host: HostQueue) -> None:
@@ -401,16 +411,21 @@ class Fetcher:
     def _refused(self, host: HostQueue, task: Task) -> bool:
         """Settle a URL that must not be requested; True if it was settled."""
         if host.blocked_reason is not None:
-            self._finish(task.doc, BLOCKED, host.blocked_reason)
+            self._finish(task.doc, BLOCKED, Failure(FailureKind.BLOCKED_PRIVATE, host.blocked_reason))
         elif not self.scope.allows(task.url):
-            self._finish(task.doc, BLOCKED, f"{task.url} is outside url_allow/url_deny")
+            self._finish(task.doc, BLOCKED,
+                         Failure(FailureKind.BLOCKED_SCOPE, f"{task.url} is outside url_allow/url_deny"))
         elif host.unresolved is not None:
             # The lookup's failure is kept for the layer: asking again
             # within it would only ask the DNS server the same question.
-            self._finish(task.doc, NETWORK_ERROR, host.unresolved)
+            self._finish(task.doc, NETWORK_ERROR, Failure(FailureKind.DNS, host.unresolved))
         elif self.config.obey_robots and not host.robots.allowed(task.url):
-            reason = host.robots.denial_reason or "disallowed by robots.txt"
-            self._finish(task.doc, ROBOTS_DENIED, f"{task.url}: {reason}")
+            robots = host.robots
+            if robots.denial_reason is None:  # its rules forbid the URL
+                failure = Failure(FailureKind.ROBOTS_DENIED, f"{task.url}: disallowed by robots.txt")
+            else:  # it could not be read
+                failure = Failure(robots.denial_kind, f"{task.url}: {robots.denial_reason}")
+            self._finish(task.doc, ROBOTS_DENIED, failure)
         else:
             return False
         return True
@@ -423,7 +438,8 @@ class Fetcher:
             # and judged as that host's own first request would be.
             check = self._checked_address(host_key(task.url))
             if check.unresolved is not None:  # as a connection failure would be: unreachable
-                self._set_robots(host, RobotsPolicy.deny_all(f"robots.txt unreachable ({check.unresolved})"))
+                self._set_robots(host, RobotsPolicy.deny_all(f"robots.txt unreachable ({check.unresolved})",
+                                                             FailureKind.DNS))
                 return
             if check.blocked_reason is not None:  # never requested
                 problem = f"redirect to {task.url}: {check.blocked_reason}"
@@ -439,16 +455,17 @@ class Fetcher:
             if task.attempt < self.config.retries:
                 host.robots_task = self._retry(host, task, exchange)
                 return
-            what = f"HTTP {status}" if status else exchange.error
-            policy = RobotsPolicy.deny_all(f"robots.txt unreachable ({what})")
+            failure = Failure(status_kind(status), f"HTTP {status}") if status else exchange.failure
+            policy = RobotsPolicy.deny_all(f"robots.txt unreachable ({failure.error})", failure.kind)
         elif status in REDIRECT_STATUSES:
             # RFC 9309 §2.3.1.2: five redirects are followed, to other hosts
             # too, and the rules found apply to this host.
-            target, problem = _redirect(host, task, exchange, across_hosts=True)
-            if problem is None:
+            target, failure = _redirect_target(task, exchange)
+            failure = failure or _hop_refusal(task, target)
+            if failure is None:
                 host.robots_task = task.next_hop(target)
                 return
-            policy = self._robots_unavailable(host, problem)
+            policy = self._robots_unavailable(host, failure.error)
         elif 200 <= status < 300:
             policy = RobotsPolicy.from_response(status, exchange.body or b"", self.agent, exchange.truncated)
         else:
@@ -491,28 +508,31 @@ class Fetcher:
             if task.attempt < self.config.retries:
                 host.resumed.appendleft(self._retry(host, task, exchange))
             elif status is None:
-                self._finish(doc, NETWORK_ERROR, exchange.error)
+                self._finish(doc, NETWORK_ERROR, exchange.failure)
             else:
-                self._finish(doc, HTTP_ERROR, f"HTTP {status} after {task.attempt + 1} attempts")
+                self._finish(doc, HTTP_ERROR,
+                             Failure(status_kind(status), f"HTTP {status} after {task.attempt + 1} attempts"))
         elif status in REDIRECT_STATUSES:
             self._follow(host, task, exchange)
         elif status == 304 and conditional_headers(known):
             # The page is as the crawl db's earlier fetch found it.  (A 304
             # to a request that asked nothing is a broken server's answer,
             # an HTTP error like any other unexpected status.)
-            self._finish(doc, NOT_MODIFIED, None)
+            self._finish(doc, NOT_MODIFIED)
         elif 200 <= status < 300:
             self._settle_response(doc, exchange)
         else:
-            self._finish(doc, HTTP_ERROR, f"HTTP {status}")
+            self._finish(doc, HTTP_ERROR, Failure(status_kind(status), f"HTTP {status}"))
 
     def _follow(self, host: HostQueue, task: Task, exchange: Exchange) -> None:
-        target, problem = _redirect(host, task, exchange)
-        if problem == OTHER_HOST:
+        target, failure = _redirect_target(task, exchange)
+        if failure is None and host_key(target) != host.key:
             task.doc["redirect_to"] = target
-            self._finish(task.doc, REDIRECT, None)
-        elif problem is not None:
-            self._finish(task.doc, HTTP_ERROR, problem)
+            self._finish(task.doc, REDIRECT)
+            return
+        failure = failure or _hop_refusal(task, target)
+        if failure is not None:
+            self._finish(task.doc, HTTP_ERROR, failure)
         else:
             hop = task.next_hop(target)
             if not self._refused(host, hop):
@@ -534,7 +554,7 @@ class Fetcher:
         else:
             outcome = NOT_HTML
         doc.update(meta_follow=follow, meta_index=index)
-        self._finish(doc, outcome, None)
+        self._finish(doc, outcome)
 
     def _retry(self, host: HostQueue, task: Task, exchange: Exchange) -> Task:
         """Back the whole host off before the next attempt: it is struggling."""
@@ -546,12 +566,15 @@ class Fetcher:
         self._count("retries")
         return task.retry()
 
-    def _finish(self, doc: dict, outcome: str, error: str | None) -> None:
+    def _finish(self, doc: dict, outcome: str, failure: Failure | None = None) -> None:
         if doc["url"] != doc["requested_url"]:
             doc["redirect_from"] = doc["requested_url"]
         if outcome in (BLOCKED, ROBOTS_DENIED) and not doc["attempts"]:
             doc["fetched_at"] = utc_now_iso()
-        doc.update(outcome=outcome, error=error)
+        if failure is None:
+            doc.update(outcome=outcome, error=None, error_kind=None)
+        else:
+            doc.update(outcome=outcome, error=failure.error, error_kind=failure.kind.value)
         self.results.put(doc)
 
     # ---- one HTTP exchange -------------------------------------------------
@@ -613,7 +636,7 @@ class Fetcher:
             # request never left this machine, and is not counted as sent.
             self._count("unconnected" if isinstance(error, ConnectTimeoutError) else "requests")
             host.hold_after(self._answered_at())
-            exchange.error = _error_text(error)
+            exchange.failure = Failure(exception_kind(error), _error_text(error))
             return exchange, False  # the connection's state is unknown
         self._count("requests")
         host.hold_after(self._answered_at())
@@ -631,7 +654,7 @@ class Fetcher:
             self._read_body(exchange, response, limit or self.config.max_page_bytes)
         except (Urllib3Error, OSError) as error:
             exchange.status = None  # an incomplete response counts as no response
-            exchange.error = _error_text(error, " while reading the body")
+            exchange.failure = Failure(exception_kind(error), _error_text(error, " while reading the body"))
         if exchange.truncated or exchange.status is None:
             response.close()
             return exchange, False  # unread bytes would be taken for the next response

@@ -17,6 +17,8 @@ import re
 
 from protego import Protego
 
+from mrcrawl.store.failures import FailureKind, status_kind
+
 # RFC 9309: crawlers must parse at least 500 KiB of a robots.txt; more is
 # neither read nor parsed, so that a huge file cannot stall a fetch thread.
 MAX_ROBOTS_BYTES = 512 * 1024
@@ -25,18 +27,22 @@ MAX_ROBOTS_BYTES = 512 * 1024
 class RobotsPolicy:
     """The robots.txt rules of one host, for one agent token."""
 
-    def __init__(self, parser: Protego | None, agent_token: str, denial_reason: str | None):
+    def __init__(self, parser: Protego | None, agent_token: str, denial_reason: str | None,
+                 denial_kind: FailureKind | None = None):
         self._parser = parser
         self._agent = agent_token
         self.denial_reason = denial_reason
+        self.denial_kind = denial_kind  # what kept robots.txt from being read, with denial_reason
 
     @classmethod
     def allow_all(cls) -> RobotsPolicy:
         return cls(None, "*", None)
 
     @classmethod
-    def deny_all(cls, reason: str) -> RobotsPolicy:
-        return cls(None, "*", reason)
+    def deny_all(cls, reason: str, kind: FailureKind) -> RobotsPolicy:
+        """Nothing may be fetched: robots.txt could not be read (`reason`),
+        for a failure of `kind`."""
+        return cls(None, "*", reason, kind)
 
     @classmethod
     def from_response(cls, status: int, body: bytes, agent_token: str, truncated: bool = False) -> RobotsPolicy:
@@ -45,7 +51,7 @@ class RobotsPolicy:
         if 200 <= status < 300:
             return cls(Protego.parse(_robots_text(body, truncated)), agent_token, None)
         if status == 429 or status >= 500:
-            return cls.deny_all(f"robots.txt answered HTTP {status}")
+            return cls.deny_all(f"robots.txt answered HTTP {status}", status_kind(status))
         # 4xx, and a redirect the fetcher did not follow to the end: the
         # file is unavailable, which RFC 9309 treats as no rules at all.
         return cls.allow_all()

@@ -26,18 +26,18 @@ An update is DRUM's check+update, done as three jobs:
    digests the layer fetched into one claim per digest, keyed
    `"#<digest partition> <digest>"` (frontier/dedup.py).  Only this batch is
    shuffled and sorted, never the db.
-2. Duplicates (map-only, one task per digest partition file, read whole)
+2. Dedup (map-only, one task per digest partition file, read whole)
    looks the batch's digests up in the index and writes which fetched URLs
    duplicate another's payload: the duplicate store.  It writes nothing
    into the db.
-3. DbMerge (map-only, one task per partition file of either kind, read
+3. DbUpdate (map-only, one task per partition file of either kind, read
    whole).  A task takes its partition's updates from the batch (found by
    binary search in each sorted batch file, no other line decoded), sorts
    them in memory (one partition of one batch, never the db), and merges
    them into the partition in one
    sequential pass: URL updates, with the duplicates of its URLs, into a
    URL partition; claims into a digest partition, deciding each digest's
-   original exactly as Duplicates did.  A record the batch does not touch
+   original exactly as Dedup did.  A record the batch does not touch
    is copied as the bytes it was, undecoded.
 
 Nutch's updatedb instead maps every record of the old CrawlDb and sorts them
@@ -67,10 +67,11 @@ GENERATION = "gen-{:06d}"  # the directory of a generation of the db
 # killed while making its db left some of these, and it is made again over them.
 CREATE_LEFTOVERS = frozenset({DB_LOCK, GENERATION.format(0), DB_META + ".tmp"})
 # What db.json keeps of each run that updated the db, in `runs`, by the
-# run's start: the db update's counters (jobs/db_merge.py) that show how the
-# crawl moves from day to day, summed over the run's layers.  The crawl
-# report draws them as its trend across runs.
-RUN_COUNTS = ("urls added", "urls fetched", "urls not modified", "urls gone")
+# run's start: how the crawl moves from day to day, summed over the run's
+# layers.  The DbUpdate job counts them under these names (jobs/db_update.py),
+# and the crawl report draws them as its trend across runs.
+URLS_ADDED, URLS_FETCHED, URLS_NOT_MODIFIED, URLS_GONE = RUN_COUNTS = (
+    "urls added", "urls fetched", "urls not modified", "urls gone")
 PARTITION_DIGITS = 5  # a batch key's prefix has a fixed width, so it sorts as the partition does
 
 _lines = Utf8JsonProtocol()
@@ -402,12 +403,22 @@ class CrawlDb:
         self.store.remove(written)
         return written
 
+    @staticmethod
+    def update_name(run: str, step: str) -> str:
+        """How db.json's `applied` names the update that `step` of the run starting at `run` commits."""
+        return f"{run} {step}"
+
+    def has_applied(self, update: str) -> bool:
+        """Whether `update` is the last one committed: a run that died after
+        committing it, before its crawl.json said so, must not apply it twice."""
+        return self.meta()["applied"] == update
+
     def commit(self, applied: str, run: str | None = None, counts: dict | None = None) -> None:
         """Make the next generation the db (the update `applied` wrote it), then drop the old ones.
 
-        `counts` are the update's counters; those of RUN_COUNTS are added to
-        the run's entry in db.json's `runs` (by `run`, its start) in the same
-        write, so an update is counted exactly when it is committed."""
+        `counts` are the update's RUN_COUNTS; they are added to the run's
+        entry in db.json's `runs` (by `run`, its start) in the same write, so
+        an update is counted exactly when it is committed."""
         meta = dict(self.meta())
         meta.update(generation=meta["generation"] + 1, applied=applied)
         if run is not None and counts:

@@ -7,10 +7,10 @@ An update is a dict with up to four parts:
 - "fetch": how its request ended: the doc record's fields the db keeps;
 - "page": what the Parser judged of the fetched page: {"signature", "hub"};
 - "duplicate": its payload is another URL's (a duplicate record, see
-  dedup.py), added by DbMerge from the Duplicates job's store.
+  dedup.py), added by DbUpdate from the Dedup job's store.
 DbBatch's mapper makes the first three (updates_from_entry,
 updates_from_doc, updates_from_out), its combiner and reducer fold a URL's
-updates into one (fold), and DbMerge's apply_update() writes the folded
+updates into one (fold), and DbUpdate's apply_update() writes the folded
 update into the URL's db record.  apply_update() is also the cycle filter: a URL linked on
 this layer that the db has never fetched is queued for the next layer.
 """
@@ -20,7 +20,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Iterable, Iterator
 
+from mrcrawl.config import RevisitConfig
 from mrcrawl.page.urls import host_key
+from mrcrawl.store.failures import FailureKind, failure_kind
 from mrcrawl.store.records import (
     BLOCKED,
     DUPLICATE,
@@ -34,12 +36,14 @@ from mrcrawl.store.records import (
     REDIRECT,
     ROBOTS_DENIED,
     UNFETCHED,
+    error_kind,
     iso_utc,
     new_db_record,
     payload_digest,
     response_body,
 )
 
+# Seconds in a day: the db keeps intervals in seconds, a config gives them in days.
 DAY = 86400.0
 
 
@@ -60,20 +64,24 @@ class RevisitPolicy:
       retried after `retry_interval`, on at most `retry_runs` runs in a row;
       then the URL is gone.  A 404 or 410 is gone at once.  A gone,
       blocked or redirecting URL is checked again after `max_interval`.
+
+    Intervals are in seconds.  The values, and their defaults, are the crawl
+    config's (RevisitConfig, in days): a policy is made by from_config.
     """
 
-    hub_interval: float = 1 * DAY
-    first_interval: float = 7 * DAY
-    min_interval: float = 1 * DAY
-    max_interval: float = 30 * DAY
-    grow: float = 1.5
-    shrink: float = 0.5
-    retry_interval: float = 1 * DAY
-    retry_runs: int = 3
+    hub_interval: float
+    first_interval: float
+    min_interval: float
+    max_interval: float
+    grow: float
+    shrink: float
+    retry_interval: float
+    retry_runs: int
 
     @classmethod
-    def from_config(cls, revisit) -> "RevisitPolicy":
-        """The policy a crawl config's `revisit:` keys (in days) set."""
+    def from_config(cls, revisit: RevisitConfig) -> "RevisitPolicy":
+        """The policy a crawl config's `revisit:` keys set; the default
+        policy is `from_config(RevisitConfig())`."""
         return cls(
             hub_interval=revisit.hub_days * DAY, first_interval=revisit.first_days * DAY,
             min_interval=revisit.min_days * DAY, max_interval=revisit.max_days * DAY,
@@ -117,6 +125,7 @@ def fetch_part(doc: dict) -> dict:
         "status": doc["status"],
         "fetched_at": doc["fetched_at"],
         "error": doc["error"],
+        "error_kind": error_kind(doc),
         "redirect_to": doc["redirect_to"],
         "last_modified": _header(doc, "last-modified"),
         "etag": _header(doc, "etag"),
@@ -136,7 +145,7 @@ def updates_from_doc(doc: dict, fetch: dict) -> Iterator[tuple[str, dict]]:
     (dedup.claims_from_doc)."""
     seen = {"layer": doc["layer"], "hops": doc.get("hops"), "seed": False}
     if doc["url"] != doc["requested_url"]:
-        hop = {"outcome": REDIRECT, "status": None, "fetched_at": doc["fetched_at"], "error": None,
+        hop = {"outcome": REDIRECT, "status": None, "fetched_at": doc["fetched_at"], "error": None, "error_kind": None,
                "redirect_to": doc["url"], "last_modified": None, "etag": None, "digest": None}
         yield doc["requested_url"], {"fetch": hop}
         yield doc["url"], {"seen": seen, "fetch": fetch}
@@ -186,7 +195,11 @@ def is_transient(fetch: dict) -> bool:
         return True
     if fetch["outcome"] == HTTP_ERROR and status is not None:
         return status >= 500 or status == 429
-    return fetch["outcome"] == ROBOTS_DENIED and "unreachable" in (fetch["error"] or "")
+    # A URL denied because robots.txt could not be read has the kind of
+    # what kept it from being read; a fetch part made before kinds were
+    # kept (UNKNOWN) counts as denied by the rules, as it may have been.
+    return fetch["outcome"] == ROBOTS_DENIED and failure_kind(fetch.get("error_kind")) not in (
+        FailureKind.ROBOTS_DENIED, FailureKind.UNKNOWN)
 
 
 def apply_update(record: dict | None, url: str, update: dict, run: str, layer: int, policy: RevisitPolicy) -> dict:

@@ -5,8 +5,8 @@ this run or an earlier one, is a `duplicate` of that URL, its original.  The
 crawl db's digest index (crawldb.py) holds each digest's original.  It is
 kept as Igloo keeps its URL trie, by delayed merging: a layer's digests are
 gathered into one claim per digest (DbBatch), looked up in the index in one
-pass over each digest partition (Duplicates), and merged into it in one pass
-(DbMerge).  No process holds the index, or a set of the URLs.
+pass over each digest partition (Dedup), and merged into it in one pass
+(DbUpdate).  No process holds the index, or a set of the URLs.
 
 A claim, the batch's value for a digest:
     {"claims": [[url, fetched_at], ...], "releases": [url, ...]}

@@ -401,10 +401,3 @@ def one_wave_runner(runner_class: type) -> type:
     is_local = local is not None and issubclass(runner_class, local.LocalMRJobRunner)
     mixins = (_ForkedTasks, _OneWave) if is_local else (_OneWave,)
     return type(f"OneWave{runner_class.__name__}", (*mixins, runner_class), {})
-
-
-class OneWaveJob:
-    """Mix into an MRJob (before MRJob) to run it with this module's runners."""
-
-    def _runner_class(self):
-        return one_wave_runner(super()._runner_class())

@@ -20,8 +20,8 @@ Layout:
   is sorted whole; larger layers are sorted within each group, since sorting
   a whole layer would hold it in memory.
 - Low-cardinality strings (host, registered_domain, outcome, content_type,
-  encoding, language) are Arrow dictionaries, stored as Parquet dictionary
-  pages, read back as pandas categoricals.
+  encoding, language, error_kind, db_status) are Arrow dictionaries, stored
+  as Parquet dictionary pages, read back as pandas categoricals.
 - zstd compression: smaller than snappy for text-heavy columns at a
   similar decoding speed, and read by pyarrow, DuckDB and Spark alike.
 
@@ -45,10 +45,10 @@ import tldextract
 from mrcrawl.frontier.crawldb import NoCrawlDb, records_of
 from mrcrawl.page.charset import decode_page
 from mrcrawl.page.html import parse_html
-from mrcrawl.page.text import headline
+from mrcrawl.page.metadata import headline
 from mrcrawl.page.urls import host_of
 from mrcrawl.store.crawl_reader import CrawlReader, fetch_key, read_keys, read_part
-from mrcrawl.store.records import FETCHED, payload_digest, response_body
+from mrcrawl.store.records import FETCHED, error_kind, payload_digest, response_body
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +75,7 @@ INDEX_SCHEMA = pa.schema([
     pa.field("language", _CATEGORY, nullable=False),  # the crawl's language
     pa.field("outlink_count", pa.int32()),  # null when the layer was never parsed
     pa.field("error", pa.string()),
+    pa.field("error_kind", _CATEGORY),  # the error's kind (store/failures.py); "unknown" for records older than kinds
     pa.field("db_status", _CATEGORY),  # the URL's status in the crawl db when the index was written
 ])
 SORT_KEYS = [("registered_domain", "ascending"), ("host", "ascending"), ("url", "ascending")]
@@ -132,6 +133,7 @@ def index_row(doc: dict, language: str, outlink_count: int | None, db_status: st
         "language": language,
         "outlink_count": outlink_count,
         "error": doc["error"],
+        "error_kind": error_kind(doc),
         "db_status": db_status,
     }
 
@@ -165,7 +167,7 @@ def db_statuses(crawl: CrawlReader) -> dict[str, str]:
     then says null)."""
     attempted = {url for layer in crawl.layers for part in crawl.doc_parts(layer) for url in read_keys(part)}
     try:
-        return {url: record["status"] for url, record in records_of(Path(crawl.state["db"]), attempted).items()}
+        return {url: record["status"] for url, record in records_of(Path(crawl.state.db), attempted).items()}
     except (KeyError, NoCrawlDb):
         return {}
 

@@ -12,7 +12,8 @@
 is the crawl's language.  `digest` is the WARC payload digest of the body
 bytes, so a page in the XML can be matched with its archive record.  The
 optional elements appear only when the page states them.  What each field
-holds, and how the main text is found, is in mrcrawl.page.text.
+holds is in mrcrawl.page.metadata, and how the main text is found in
+mrcrawl.page.maintext.
 
 No detected language is added: telling the 27 crawl languages apart
 reliably (Russian from Ukrainian, Malay from Indonesian, Chinese from
@@ -37,7 +38,8 @@ from lxml import etree
 from mrcrawl.page.change import page_signature
 from mrcrawl.page.charset import decode_page
 from mrcrawl.page.html import parse_html
-from mrcrawl.page.text import description, headline, keywords, main_text, published
+from mrcrawl.page.maintext import main_text
+from mrcrawl.page.metadata import description, headline, keywords, published
 from mrcrawl.store.records import body_bytes, payload_digest
 
 _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

@@ -1,5 +1,20 @@
-"""Stage 2, page: reading one page.  URLs, charsets, HTML parsing, links,
-main text and metadata, and the page's own robots directives.
+"""Stage 2, page: reading one fetched page.
+
+- urls.py: URL parsing, resolution and canonical form, and the crawl's scope
+  (UrlFilter);
+- charset.py: which charset decodes a page, and decode_page, the one function
+  that decodes it; charset_labels.py reads the charsets a page declares, and
+  charset_detection.py guesses one for a page that declares none;
+- html.py: the page's text parsed into an lxml tree, whatever it holds;
+- links.py: the page's outlinks, resolved as a browser resolves them;
+- robots_directives.py: what the page lets the crawler do with it (meta
+  robots, X-Robots-Tag);
+- change.py: what the revisit policy reads of the page: its change signature,
+  and whether it is a hub;
+- outlinks.py: what the Parser makes of one doc record: its out record;
+- metadata.py: what the page says about itself: headline, keywords,
+  description, publication date;
+- maintext.py: its main text, the article without the site's boilerplate.
 
 Imports: store (the record schema) and config.  Never mrjob.
 """

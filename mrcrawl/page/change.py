@@ -47,6 +47,7 @@ from typing import NamedTuple
 
 from lxml import etree
 
+from mrcrawl.config import RevisitConfig
 from mrcrawl.page.links import LINK_ATTRIBUTES
 
 # Hidden: <head> (the title is shown on no page), scripts and styles, the
@@ -71,7 +72,7 @@ _LINK_TAGS = tuple(LINK_ATTRIBUTES)
 
 _DIGITS = re.compile(r"\d+")  # every Unicode decimal digit: Arabic-Indic, full-width...
 # HTML's whitespace, and \v, which bytes.split() splits on too.  Other spaces
-# (no-break, ideographic) are characters, as text.py counts them.
+# (no-break, ideographic) are characters, as maintext.py counts them.
 _WHITESPACE = " \t\n\r\f\v"
 
 # One compiled transform per thread, as html.py keeps one parser per thread.
@@ -121,7 +122,7 @@ def page_signature(root) -> str:
     return _signature(_texts(root)[0])
 
 
-def is_hub(root, hub_link_density: float = 0.5) -> bool:
+def is_hub(root, hub_link_density: float = RevisitConfig.hub_link_density) -> bool:
     """Whether the page is a hub: at least `hub_link_density`
     (config.revisit.hub_link_density) of its visible text is link text, or it
     has links and no text."""

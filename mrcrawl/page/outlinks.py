@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 
+from mrcrawl.config import RevisitConfig
 from mrcrawl.page.change import page_signals
 from mrcrawl.page.charset import decode_page
 from mrcrawl.page.html import parse_html
@@ -23,7 +24,7 @@ from mrcrawl.store.records import FETCHED, LINKS_FROM_PAGE, REDIRECT, REDIRECT_T
 log = logging.getLogger(__name__)
 
 
-def out_record(doc: dict, scope: UrlFilter, hub_link_density: float = 0.5) -> dict:
+def out_record(doc: dict, scope: UrlFilter, hub_link_density: float = RevisitConfig.hub_link_density) -> dict:
     """The links `doc` contributes to the next layer, filtered by the crawl's
     scope, with the page's hops, signature and hub judgement (a page is a hub
     when at least `hub_link_density` of its visible text is link text:

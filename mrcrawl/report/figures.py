@@ -2,9 +2,10 @@
 
 The doc stores are read one part file at a time and only aggregates are
 kept: a few counters per host, fixed histogram bins, a few example URLs per
-kind of error, and the requests per second of the run's wall time.  A
-host's URLs of one layer are all in one part file (the Crawler's key is the
-host), so the gaps between its requests are measured there and forgotten.
+kind of error (store/failures.py), and the requests per second of the run's
+wall time.  A host's URLs of one layer are all in one part file (the
+Crawler's key is the host), so the gaps between its requests are measured
+there and forgotten.
 """
 from __future__ import annotations
 
@@ -16,21 +17,24 @@ from pathlib import Path
 
 from lxml import etree
 
+from jobs.crawler import MRCrawler
+from jobs.html_to_xml import MRHtmlToXml
 from mrcrawl.frontier.crawldb import RUN_COUNTS, CrawlDb, NoCrawlDb
 from mrcrawl.frontier.db_update import parse_time
 from mrcrawl.page.urls import host_key
+from mrcrawl.plan import LAYER_JOBS
 from mrcrawl.store.cluster_store import is_cluster_path
 from mrcrawl.store.crawl_reader import CrawlReader, NoCrawl, read_part
+from mrcrawl.store.crawl_state import StepName
 from mrcrawl.store.crawl_store import CrawlStore
+from mrcrawl.store.failures import FailureKind
 from mrcrawl.store.records import FETCHED, NOT_MODIFIED, error_kind
 
-# The steps of one layer, in the order the driver runs them.
-LAYER_STEPS = ("crawl", "parse", "dbbatch", "dedup", "dbupdate", "optimize")
+# The step kinds of one layer, in the order the driver runs them.
+LAYER_STEPS = tuple(job.STEP for job in LAYER_JOBS)
 # Main-text lengths (characters) are counted in these bins: the lower bounds.
 TEXT_LENGTH_BINS = (0, 1, 100, 250, 500, 1000, 2000, 5000, 10000, 20000)
 ERROR_EXAMPLES = 3  # example URLs kept per kind of error
-# Kinds of error kept: error_kind() makes a small set, this bounds a surprise.
-MAX_ERROR_KINDS = 500
 # A fetch time is written to the millisecond, so a gap read from two of them
 # may be up to 1 ms short of the real one: only a gap shorter by more is flagged.
 TIME_RESOLUTION = 0.001
@@ -51,8 +55,10 @@ class HostFigures:
 
 @dataclass
 class ErrorFigures:
+    """The URLs that failed with one kind of error."""
+
     count: int = 0
-    examples: list[str] = field(default_factory=list)
+    examples: dict[str, str] = field(default_factory=dict)  # requested URL -> its error, the first few
 
 
 @dataclass
@@ -87,7 +93,7 @@ class CrawlFigures:
     hosts: dict[str, HostFigures] = field(default_factory=dict)
     charsets: Counter = field(default_factory=Counter)
     content_types: Counter = field(default_factory=Counter)
-    errors: dict[str, ErrorFigures] = field(default_factory=dict)
+    errors: dict[FailureKind, ErrorFigures] = field(default_factory=dict)
     text_lengths: list[int] = field(default_factory=lambda: [0] * len(TEXT_LENGTH_BINS))
     bytes: int = 0
     first_request: float | None = None  # epoch seconds
@@ -130,18 +136,19 @@ def gather(directory: str | Path, db: str | None = None) -> CrawlFigures:
     except (OSError, ValueError) as error:
         raise ReportError(f"{directory}: crawl.json or config.json unreadable ({error})") from None
     state, config = reader.state, reader.config
-    done = state.get("done", {})
+    done = state.done
     figures = CrawlFigures(
-        directory=str(reader.store.root), name=config.name, language=config.language, run=state.get("run", "?"),
-        depth=state.get("depth", 0), runners=list(state.get("runners", [])), seeds=state.get("seeds_count", 0),
-        delay=config.delay, db=db or state.get("db"), steps={name: step["seconds"] for name, step in done.items()},
-        result="", complete=any(name.startswith("xml/") for name in done),
+        directory=str(reader.store.root), name=config.name, language=config.language, run=state.run,
+        depth=state.depth or 0, runners=list(state.runners), seeds=state.seeds_count,
+        delay=config.delay, db=db or state.db, steps={str(name): step.seconds for name, step in done.items()},
+        result="", complete=any(name.kind == MRHtmlToXml.STEP for name in done),
     )
-    for layer in (layer for layer in reader.layers if f"crawl/{layer}" in done):
-        seconds = {kind: done[f"{kind}/{layer}"]["seconds"] for kind in LAYER_STEPS if f"{kind}/{layer}" in done}
+    for layer in (layer for layer in reader.layers if StepName(MRCrawler.STEP, layer) in done):
+        steps = [StepName(kind, layer) for kind in LAYER_STEPS]
+        seconds = {name.kind: done[name].seconds for name in steps if name in done}
         figures.layers.append(LayerFigures(layer, _read_layer(reader, layer, figures), seconds))
     if figures.complete:
-        _read_text_lengths(reader.store, state["started_at"], figures)
+        _read_text_lengths(reader.store, state.started_at, figures)
     figures.result = _result(figures, done)
     _read_trend(figures, explicit_db=db is not None)
     return figures
@@ -171,11 +178,10 @@ def _count_doc(doc: dict, figures: CrawlFigures, request_times: dict[str, array]
     kind = error_kind(doc)
     if kind:
         host.errors += 1
-        if kind in figures.errors or len(figures.errors) < MAX_ERROR_KINDS:
-            error = figures.errors.setdefault(kind, ErrorFigures())
-            error.count += 1
-            if len(error.examples) < ERROR_EXAMPLES:
-                error.examples.append(doc["requested_url"])
+        error = figures.errors.setdefault(kind, ErrorFigures())
+        error.count += 1
+        if len(error.examples) < ERROR_EXAMPLES:
+            error.examples[doc["requested_url"]] = doc["error"]
     if doc.get("status") not in (None, 304):  # an answer with a body: a 304 has neither body nor type
         figures.content_types[doc.get("content_type") or "(none)"] += 1
     if doc["outcome"] == FETCHED:
@@ -230,7 +236,7 @@ def _result(figures: CrawlFigures, done: dict) -> str:
     if not done:
         return "no step finished"
     if not figures.complete:
-        last = list(done)[-1]
+        last = str(list(done)[-1])
         return f"stopped after {last}: a step failed or the run was interrupted; run the crawl again with --resume"
     if not figures.fetched:
         return "no page fetched (the driver exits with status 3)"

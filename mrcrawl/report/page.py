@@ -11,7 +11,7 @@ from collections import Counter
 from datetime import datetime, timezone
 from html import escape
 
-from mrcrawl.frontier.crawldb import RUN_COUNTS
+from mrcrawl.frontier.crawldb import RUN_COUNTS, URLS_ADDED, URLS_FETCHED, URLS_GONE, URLS_NOT_MODIFIED
 from mrcrawl.report.charts import columns, number, stacked_bars
 from mrcrawl.report.figures import LAYER_STEPS, TEXT_LENGTH_BINS, CrawlFigures, below_delay
 from mrcrawl.store.records import FETCHED, NOT_MODIFIED, OUTCOMES
@@ -20,11 +20,11 @@ from mrcrawl.store.records import FETCHED, NOT_MODIFIED, OUTCOMES
 # redirect, http_error, network_error, robots_denied, blocked.
 OUTCOME_COLORS = dict(zip(OUTCOMES, ("#2e7d32", "#4db6ac", "#9ccc65", "#64b5f6", "#e53935", "#fb8c00", "#8e24aa",
                                      "#757575"), strict=True))
-STEP_COLORS = {"crawl": "#1565c0", "parse": "#43a047", "dbbatch": "#fbc02d", "dedup": "#8d6e63",
-               "dbupdate": "#ef6c00", "optimize": "#6a1b9a"}
+# The steps of a layer, in the order they run: crawl, parse, dbbatch, dedup, dbupdate, optimize.
+STEP_COLORS = dict(zip(LAYER_STEPS, ("#1565c0", "#43a047", "#fbc02d", "#8d6e63", "#ef6c00", "#6a1b9a"), strict=True))
 # How the trend names and colours each of the crawl db's RUN_COUNTS.
-TREND_STYLE = {"urls added": ("new URLs", "#1565c0"), "urls fetched": ("fetched", "#2e7d32"),
-               "urls not modified": ("not modified", "#9ccc65"), "urls gone": ("gone", "#e53935")}
+TREND_STYLE = {URLS_ADDED: ("new URLs", "#1565c0"), URLS_FETCHED: ("fetched", "#2e7d32"),
+               URLS_NOT_MODIFIED: ("not modified", "#9ccc65"), URLS_GONE: ("gone", "#e53935")}
 TREND_SERIES = tuple((name, *TREND_STYLE[name]) for name in RUN_COUNTS)
 THROUGHPUT_COLUMNS = 60  # the run's wall time is cut into at most this many columns
 HOSTS_CHARTED = 25  # the hosts with the most URLs get a bar
@@ -100,7 +100,12 @@ def _summary(figures: CrawlFigures) -> str:
     html = "<h2 id=summary>Summary</h2>" + _table(["", ""], rows, table_id="summary-table")
     if figures.complete and not figures.fetched:
         top = max(figures.errors.items(), key=lambda item: item[1].count, default=None)
-        cause = f" The most common error: {_e(top[0])} ({top[1].count} URLs)." if top else ""
+        cause = ""
+        if top:
+            kind, error = top
+            url, detail = next(iter(error.examples.items()))
+            cause = (f" The most common error: {_e(kind.label)} ({error.count} URLs), "
+                     f"for example <code>{_e(url)}</code>: {_e(detail)}.")
         html += f'<p class=bad id=nothing-fetched>This crawl fetched no page.{cause}</p>'
     elif not figures.complete:
         html += f'<p class=note>The crawl is not complete: {_e(figures.result)}.</p>'
@@ -200,7 +205,8 @@ def _errors(figures: CrawlFigures) -> str:
     top = sorted(figures.errors.items(), key=lambda item: (-item[1].count, item[0]))[:TOP_ERRORS]
     if not top:
         return "<h2 id=errors>Top errors</h2><p>No URL ended in an error.</p>"
-    rows = [[kind, error.count, ("html", "<br>".join(f"<code>{_e(url)}</code>" for url in error.examples))]
+    rows = [[kind.label, error.count, ("html", "<br>".join(f"<code>{_e(url)}</code>: {_e(detail)}"
+                                                          for url, detail in error.examples.items()))]
             for kind, error in top]
     return ("<h2 id=errors>Top errors</h2>"
             + _table(["error", "URLs", "for example"], rows, numeric={1}, table_id="error-table"))

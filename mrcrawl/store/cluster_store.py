@@ -5,7 +5,7 @@ differ.  They go through mrjob's filesystems (the `hadoop` binary for
 hdfs://, boto3 for s3://, plain files for file:///), which is why this one
 store module imports mrjob.  The driver uses it, and so does a crawl db job
 run as a Spark step, to copy a partition file to its executor
-(mr/wholefile.py); other tasks never load it.
+(mr/job.py); other tasks never load it.
 """
 from __future__ import annotations
 

@@ -6,11 +6,12 @@ through this one reader.
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Iterator
 
 from mrcrawl.config import CrawlConfig
+from mrcrawl.store.crawl_state import CrawlState
 from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.protocols import Utf8JsonProtocol, decode_value
 
@@ -40,12 +41,15 @@ class CrawlReader:
         if require_layers and not self.layers:
             raise NoCrawl(f"{store.root}: holds no crawled layer yet (no doc/0/)")
         self.config = CrawlConfig.from_json(store.config_path.read_text(encoding="utf-8"))
-        self.state = store.load_state()
+        try:
+            self.state = CrawlState.load(store)
+        except (ValueError, KeyError, TypeError) as error:  # StateMismatch among them
+            raise NoCrawl(f"{store.state_path}: not a crawl state this version reads ({error})") from None
 
     @property
     def started(self) -> datetime:
         """When the crawl started (UTC)."""
-        return datetime.strptime(self.state["started_at"], "%Y_%m_%d_%H_%M_%S").replace(tzinfo=timezone.utc)
+        return self.state.started
 
     @property
     def file_prefix(self) -> str:

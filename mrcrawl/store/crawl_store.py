@@ -1,6 +1,6 @@
 """The crawl directory: where each store lives, and what a run has finished.
 
-    DIR/crawl.json        what this crawl is and which steps are done (for --resume)
+    DIR/crawl.json        what this crawl is and which steps are done (crawl_state.py)
     DIR/config.json       the checked config, shipped to every job
     DIR/stats.json        per-step counters and timings
     DIR/seeds/            the run's seeds, one URL per line
@@ -30,7 +30,6 @@ import shutil
 import signal
 from pathlib import Path
 
-STATE_FORMAT = 2  # 2: runs with a crawl db
 CRAWL_STATE = "crawl.json"
 # What a run writes before crawl.json: a start that died there left these,
 # and a new crawl may start over them.
@@ -149,12 +148,6 @@ class CrawlStore:
         with open(descriptor, "w", encoding="utf-8") as written:
             written.write(text)
         os.replace(temporary, path)
-
-    def load_state(self) -> dict:
-        return json.loads(self.read_text(self.state_path))
-
-    def save_state(self, state: dict) -> None:
-        self.write_json(self.state_path, state)
 
     def write_json(self, path, data) -> None:
         self.write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -54,7 +54,7 @@ class LineChunkProtocol:
     newlines and without the last one, written as it is (the key is
     ignored).  For a job that passes most of what it reads through in large
     slices, which one write each costs far less than one record each
-    (DbMerge)."""
+    (DbUpdate)."""
 
     def read(self, line: bytes):
         return None, line

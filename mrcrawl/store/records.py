@@ -12,10 +12,11 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import re
 from datetime import datetime, timezone
 
 import pybase64
+
+from mrcrawl.store.failures import FailureKind, failure_kind
 
 # Outcomes of one attempted URL.
 FETCHED = "fetched"  # a 2xx HTML page, body kept
@@ -50,7 +51,8 @@ DOC_FIELDS = (
     "meta_follow",  # False when meta robots or X-Robots-Tag says nofollow
     "meta_index",  # False when meta robots or X-Robots-Tag says noindex
     "truncated",  # True when the body was cut at max_page_bytes
-    "error",  # what went wrong, or None
+    "error",  # what went wrong, for a person to read, or None
+    "error_kind",  # the kind of what went wrong (failures.FailureKind), or None when nothing did
     "headers",  # response headers of the last response, [[name, value], ...]
     "http_version",  # e.g. "HTTP/1.1", for an exact status line in WARC export
     "reason",  # the status line's reason phrase
@@ -223,58 +225,9 @@ def new_out(outlinks: list[str], link_type: int, layer: int, timestamp: str,
             "hops": hops, "signature": signature, "hub": hub}
 
 
-# An error's kind drops what varies from URL to URL (the URL, the host, the
-# address) so that a layer's failures can be counted by kind.  Hadoop caps a
-# job's counters (120 by default) and a counter name's length (64), so the
-# kinds form a small set: an exception's class and errno text, an HTTP status.
-_ERRNO_TEXT = re.compile(r"\[Errno -?\d+\] ([^)\]'\"]+)")
-_EXCEPTION_NAME = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?::| while)")
-_HTTP_STATUS = re.compile(r"^HTTP (\d{3})\b")
-ERROR_KIND_MAX = 64
-
-
-def _cause_kind(error: str) -> str:
-    """`NewConnectionError: HTTPConnection(...): ... [Errno 111] Connection refused`
-    -> `NewConnectionError (Connection refused)`."""
-    status = _HTTP_STATUS.match(error)
-    if status:
-        return f"HTTP {status.group(1)}"
-    name = _EXCEPTION_NAME.match(error)
-    kind = name.group(1) if name else error.split(":", 1)[0]
-    errno_text = _ERRNO_TEXT.search(error)
-    if errno_text:
-        kind += f" ({errno_text.group(1).strip()})"
-    return kind
-
-
-def error_kind(doc: dict) -> str | None:
-    """What kind of failure a doc record holds, for counting; None when it holds none."""
-    error = doc.get("error")
-    if not error:
+def error_kind(doc: dict) -> FailureKind | None:
+    """The kind of failure a doc record holds (failures.py), None when it
+    holds none; a failed record written before kinds were kept has UNKNOWN."""
+    if doc.get("error") is None and doc.get("error_kind") is None:
         return None
-    outcome = doc.get("outcome")
-    if outcome == BLOCKED:
-        kind = "blocked: non-public address" if "non-public address" in error else "blocked: outside url_allow/url_deny"
-    elif outcome == ROBOTS_DENIED:
-        cause = error.partition("robots.txt unreachable (")[2]
-        if cause:
-            kind = f"robots.txt unreachable: {_cause_kind(cause.rstrip(')'))}"
-        elif "unexpected error" in error:
-            kind = "robots.txt: unexpected error"
-        else:
-            kind = "disallowed by robots.txt"
-    elif outcome == HTTP_ERROR and not _HTTP_STATUS.match(error):
-        kind = _redirect_problem(error)
-    else:
-        kind = _cause_kind(error)
-    return kind[:ERROR_KIND_MAX]
-
-
-def _redirect_problem(error: str) -> str:
-    if "redirect loop" in error:
-        return "redirect loop"
-    if "more than" in error and "redirects" in error:
-        return "too many redirects"
-    if "Location" in error:
-        return "redirect without a usable Location"
-    return error.split(":", 1)[0]
+    return failure_kind(doc.get("error_kind"))

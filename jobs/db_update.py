@@ -1,4 +1,4 @@
-"""Crawl db, step 3, DbMerge (map only): each partition file, merged with its
+"""Crawl db, step 3, DbUpdate (map only): each partition file, merged with its
 share of the batch in one sequential pass.
 
 Map (one task per partition file, read whole): take the partition's updates
@@ -8,13 +8,16 @@ of many lines.
 - A URL partition: the URL updates, with the layer's duplicates of its URLs
   (the revisit policy, and the cycle filter's queue mark for the next layer).
 - A digest partition: the digest claims, each digest's original decided as
-  the Duplicates job decided it (frontier/dedup.py).
+  the Dedup job decided it (frontier/dedup.py).
 """
 from collections import Counter
 
-from mrjob.job import MRJob
-
 from mrcrawl.frontier.crawldb import (
+    RUN_COUNTS,
+    URLS_ADDED,
+    URLS_FETCHED,
+    URLS_GONE,
+    URLS_NOT_MODIFIED,
     batch_prefix,
     claim_prefix,
     digest_partition_number,
@@ -25,15 +28,26 @@ from mrcrawl.frontier.crawldb import (
 )
 from mrcrawl.frontier.db_update import RevisitPolicy, apply_update
 from mrcrawl.frontier.dedup import resolve
-from mrcrawl.mr.dbconf import DbJobOptions
-from mrcrawl.mr.jobconf import CrawlJobOptions
-from mrcrawl.mr.onewave import OneWaveJob
-from mrcrawl.mr.wholefile import WholeFileJob
+from mrcrawl.mr.job import DbFileJob, JobCounter
 from mrcrawl.store.protocols import LineChunkProtocol
 from mrcrawl.store.records import FETCHED, GONE, NOT_MODIFIED
 
 
-class MRDbMerge(OneWaveJob, WholeFileJob, CrawlJobOptions, DbJobOptions, MRJob):
+class MRDbUpdate(DbFileJob):
+    STEP = "dbupdate"
+    URLS = JobCounter(STEP, "urls")  # URL records written
+    URLS_ADDED = JobCounter(STEP, URLS_ADDED)  # the run counts db.json keeps (crawldb.RUN_COUNTS)
+    URLS_FETCHED = JobCounter(STEP, URLS_FETCHED)
+    URLS_NOT_MODIFIED = JobCounter(STEP, URLS_NOT_MODIFIED)
+    URLS_GONE = JobCounter(STEP, URLS_GONE)
+    URLS_UPDATED = JobCounter(STEP, "urls updated")
+    URLS_QUEUED = JobCounter(STEP, "urls queued")  # for the next layer, by the cycle filter
+    DUPLICATES = JobCounter(STEP, "duplicates")
+    DIGESTS = JobCounter(STEP, "digests")  # digest index records written
+    DIGESTS_ADDED = JobCounter(STEP, "digests added")
+    SUMMARY = ("{URLS} URLs in the db: {URLS_ADDED} added, {URLS_UPDATED} updated ({DUPLICATES} duplicates), "
+               "{URLS_QUEUED} queued for the next layer; {DIGESTS} payload digests ({DIGESTS_ADDED} added)")
+
     OUTPUT_PROTOCOL = LineChunkProtocol
 
     def mapper_raw(self, partition_path, partition_uri):
@@ -42,17 +56,17 @@ class MRDbMerge(OneWaveJob, WholeFileJob, CrawlJobOptions, DbJobOptions, MRJob):
         if digest_partition is None:
             partition = partition_number(partition_uri)
             updates = sorted_updates(self.batch_lines(batch_prefix(partition)))
-            apply, records = self._url_update(partition, counts), "urls"
+            apply, records = self._url_update(partition, counts), self.URLS
         else:
             updates = sorted_updates(self.batch_lines(claim_prefix(digest_partition)))
-            apply, records = self._digest_claim(counts), "digests"
+            apply, records = self._digest_claim(counts), self.DIGESTS
         with open(partition_path, "rb") as partition:
             for chunk in merge_partition(partition, updates, apply):
                 counts[records] += chunk.count(b"\n") + 1
                 yield None, chunk
         # Counted once per task: a counter update per line would cost a write each.
-        for name, count in counts.items():
-            self.increment_counter("dbupdate", name, count)
+        for counter, count in counts.items():
+            self.count(counter, count)
 
     def _url_update(self, partition: int, counts: Counter):
         """apply(record, url, update) for a URL partition: the revisit policy and the cycle filter."""
@@ -63,25 +77,30 @@ class MRDbMerge(OneWaveJob, WholeFileJob, CrawlJobOptions, DbJobOptions, MRJob):
             if url in duplicates:
                 update = {**update, "duplicate": duplicates[url]}
             updated = apply_update(record, url, update, self.options.run, self.layer, policy)
-            counts["urls added" if record is None else "urls updated"] += 1
-            counts["urls queued"] += updated["queued"] is not None and updated["queued"] != (record or {}).get("queued")
-            counts["duplicates"] += updated["duplicate_of"] is not None and "duplicate" in update
+            counts[self.URLS_ADDED if record is None else self.URLS_UPDATED] += 1
+            counts[self.URLS_QUEUED] += updated["queued"] is not None and updated["queued"] != (record or {}).get("queued")
+            counts[self.DUPLICATES] += updated["duplicate_of"] is not None and "duplicate" in update
             fetch = update.get("fetch")
             if fetch and fetch["outcome"] in (FETCHED, NOT_MODIFIED):
-                counts["urls fetched" if fetch["outcome"] == FETCHED else "urls not modified"] += 1
-            counts["urls gone"] += updated["status"] == GONE and (record or {}).get("status") != GONE
+                counts[self.URLS_FETCHED if fetch["outcome"] == FETCHED else self.URLS_NOT_MODIFIED] += 1
+            counts[self.URLS_GONE] += updated["status"] == GONE and (record or {}).get("status") != GONE
             return updated
         return apply
 
-    @staticmethod
-    def _digest_claim(counts: Counter):
+    def _digest_claim(self, counts: Counter):
         """apply(original, digest, claim) for a digest partition: the digest's original after the claim."""
         def apply(original, digest, claim):
             resolved = resolve(original, claim)
-            counts["digests added"] += original is None and resolved is not None
+            counts[self.DIGESTS_ADDED] += original is None and resolved is not None
             return resolved
         return apply
 
+    @classmethod
+    def run_counts(cls, counters: dict) -> dict[str, int]:
+        """What db.json keeps of the update for its run (crawldb.RUN_COUNTS)."""
+        own = counters.get(cls.STEP, {})
+        return {name: own.get(name, 0) for name in RUN_COUNTS}
+
 
 if __name__ == "__main__":
-    MRDbMerge.run()
+    MRDbUpdate.run()

@@ -1,24 +1,24 @@
-"""Crawl db, step 2, Duplicates (map only): which URLs fetched on this layer
+"""Crawl db, step 2, Dedup (map only): which URLs fetched on this layer
 repeat another URL's payload.
 
 Map (one task per digest partition file of the db, read whole): take the
 partition's digest claims from the batch, sort them, and find each digest's
 original in the partition in one pass; write each claimant that is not the
 original, with what it duplicates (frontier/dedup.py).  The db is not
-written: DbMerge merges the same claims into the index, deciding the same
+written: DbUpdate merges the same claims into the index, deciding the same
 originals.
 """
-from mrjob.job import MRJob
-
 from mrcrawl.frontier.crawldb import claim_prefix, digest_partition_number, find_sorted, sorted_updates
 from mrcrawl.frontier.dedup import duplicates_of, resolve
-from mrcrawl.mr.dbconf import DbJobOptions
-from mrcrawl.mr.onewave import OneWaveJob
-from mrcrawl.mr.wholefile import WholeFileJob
+from mrcrawl.mr.job import DbFileJob, JobCounter
 from mrcrawl.store.protocols import Utf8JsonProtocol
 
 
-class MRDuplicates(OneWaveJob, WholeFileJob, DbJobOptions, MRJob):
+class MRDedup(DbFileJob):
+    STEP = "dedup"
+    DUPLICATES = JobCounter(STEP, "duplicates")  # pages whose payload another URL had first
+    SUMMARY = "{DUPLICATES} page(s) repeat another URL's payload"
+
     OUTPUT_PROTOCOL = Utf8JsonProtocol
 
     def mapper_raw(self, partition_path, partition_uri):
@@ -27,9 +27,9 @@ class MRDuplicates(OneWaveJob, WholeFileJob, DbJobOptions, MRJob):
         with open(partition_path, "rb") as stored:
             for (_, digest, claim), original in find_sorted(stored, claims):
                 for url, duplicate in duplicates_of(digest, resolve(original, claim), claim):
-                    self.increment_counter("duplicates", "urls")
+                    self.count(self.DUPLICATES)
                     yield url, duplicate
 
 
 if __name__ == "__main__":
-    MRDuplicates.run()
+    MRDedup.run()

@@ -1,0 +1,161 @@
+"""A crawl's plan, as data: which job runs on which stores, step by step.
+
+A Step is a value: its name (a kind and a layer), its job class, its
+inputs, its output and its options.  One function per phase builds the
+steps: `run_start` (layer 0's frontier, from the seeds and the crawl db),
+`layer_steps` (fetch a layer, parse it, merge what it found into the db,
+and, but for the last layer, read the next layer's frontier out of the db)
+and `run_end` (merge the layers' pages and turn them into XML).  The driver
+runs them; the report, the progress display, the summaries and the tests
+read the same steps.
+
+Some inputs are known only when the step starts: the crawl db's files of
+its current generation (DbFiles), and the part files of a store that an
+earlier step of the same layer wrote (PartFiles).  They are resolved then
+(pipeline.py); everything else is fixed when the plan is made.
+
+    generate/0                      seeds + db            -> in/0
+    crawl/L     Crawler             in/L                  -> doc/L
+    parse/L     Parser              doc/L                 -> out/L
+    dbbatch/L   DbBatch             in/L, doc/L, out/L    -> dbbatch/L
+    dedup/L     Dedup               db digest files       -> dup/L
+    dbupdate/L  DbUpdate            every db file         -> the db's next generation
+    optimize/L  Optimizer           db URL files          -> in/L+1   (not on the last layer)
+    merge/0-N   Merge               doc/0..N, dup/0..N    -> doc/merged
+    xml/0-N     HtmlToXml           doc/merged            -> xml/<run's start>
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jobs.crawler import MRCrawler
+from jobs.db_batch import MRDbBatch
+from jobs.db_update import MRDbUpdate
+from jobs.dedup import MRDedup
+from jobs.generator import MRGenerator
+from jobs.html_to_xml import MRHtmlToXml
+from jobs.merge import MRMerge
+from jobs.optimizer import MROptimizer
+from jobs.parser import MRParser
+from mrcrawl.store.crawl_state import StepName
+from mrcrawl.store.crawl_store import CrawlStore
+
+# The jobs of one layer, in the order they run (the Optimizer's on every layer but the last).
+LAYER_JOBS = (MRCrawler, MRParser, MRDbBatch, MRDedup, MRDbUpdate, MROptimizer)
+# Every job a crawl runs, in the order they first run.
+CRAWL_JOBS = (MRGenerator, *LAYER_JOBS, MRMerge, MRHtmlToXml)
+JOBS_BY_STEP = {job.STEP: job for job in CRAWL_JOBS}
+
+
+@dataclass(frozen=True)
+class DbFiles:
+    """The crawl db's partition files of its current generation, read whole
+    (a task each): its URL partitions, its digest partitions, or all of them."""
+
+    which: str
+
+    def __str__(self) -> str:
+        return f"the crawl db's {self.which} files"
+
+
+URL_FILES, DIGEST_FILES, ALL_FILES = DbFiles("URL"), DbFiles("digest"), DbFiles("URL and digest")
+
+
+@dataclass(frozen=True)
+class PartFiles:
+    """`option PART` for each part file of a store, listed when the step starts:
+    how a job is shipped a store it reads whole beside its input."""
+
+    option: str
+    store: object  # a store's directory (a Path, or a URI string)
+
+
+@dataclass(frozen=True)
+class IntoDb:
+    """A step's output that is the crawl db's next generation, committed by the db itself."""
+
+    def __str__(self) -> str:
+        return "the crawl db's next generation"
+
+
+INTO_DB = IntoDb()
+
+
+@dataclass(frozen=True)
+class Step:
+    name: StepName
+    job: type  # the mrjob class
+    inputs: tuple  # store directories, or DbFiles
+    output: object  # a store directory, or INTO_DB
+    options: tuple = ()  # words of the job's command line, and PartFiles
+
+    @property
+    def layer(self) -> int:
+        return self.name.layer
+
+    def describe(self, root=None) -> str:
+        """One line: the step, its job, what it reads and what it writes
+        (store paths relative to `root`, the crawl directory, when given)."""
+        def shown(place) -> str:
+            if isinstance(place, PartFiles):
+                return f"{place.option} <each part of {shown(place.store)}>"
+            text = str(place)
+            if root is not None and text.startswith(f"{root}/"):
+                return text[len(str(root)) + 1:]
+            return text
+
+        options = "".join(f" {shown(option)}" for option in self.options)
+        inputs = ", ".join(shown(place) for place in self.inputs)
+        return f"{str(self.name):<12} {self.job.__name__:<12} {inputs} -> {shown(self.output)}{options}"
+
+
+def run_start(store: CrawlStore) -> list[Step]:
+    """Layer 0's frontier: the run's seeds (written by the driver when the
+    crawl began), and the db's URLs due at the run's start."""
+    return [Step(StepName(MRGenerator.STEP, 0), MRGenerator, (URL_FILES,), store.frontier(0),
+                 (PartFiles("--seeds-part", store.seeds()),))]
+
+
+def layer_steps(store: CrawlStore, layer: int, last: bool, batch_sorted: bool) -> list[Step]:
+    """One layer: fetch and parse it, merge what it found into the crawl db
+    (sort the batch, find the duplicates among its pages, then merge both
+    into each partition), and, unless it is the last, read the next layer's
+    frontier out of the db.  `batch_sorted`: the runner writes a reduce
+    task's output sorted by key (launcher.RunnerSettings.sorts_reduce_output)."""
+    frontier, docs, outlinks = store.frontier(layer), store.docs(layer), store.outlinks(layer)
+    batch = (PartFiles("--batch-part", store.db_batch(layer)),) + (("--batch-sorted",) if batch_sorted else ())
+    duplicates = (PartFiles("--duplicates-part", store.duplicates(layer)),)
+
+    def step(job, inputs, output, options=()):
+        return Step(StepName(job.STEP, layer), job, tuple(inputs), output, tuple(options))
+
+    steps = [
+        step(MRCrawler, [frontier], docs),
+        step(MRParser, [docs], outlinks),
+        step(MRDbBatch, [frontier, docs, outlinks], store.db_batch(layer)),
+        step(MRDedup, [DIGEST_FILES], store.duplicates(layer), batch),
+        step(MRDbUpdate, [ALL_FILES], INTO_DB, batch + duplicates),
+    ]
+    if not last:
+        steps.append(step(MROptimizer, [URL_FILES], store.frontier(layer + 1)))
+    return steps
+
+
+def run_end(store: CrawlStore, layers: int, started_at: str) -> list[Step]:
+    """After the last layer: one doc record per final URL over the `layers`
+    crawled (the duplicate stores mark the pages that repeat another URL's,
+    which get no XML), then the XML of the run's new and changed pages."""
+    if layers == 0:
+        return []
+    last = layers - 1
+    inputs = tuple(store.docs(layer) for layer in range(layers)) + tuple(store.duplicates(layer) for layer in range(layers))
+    return [Step(StepName(MRMerge.STEP, last, 0), MRMerge, inputs, store.merged()),
+            Step(StepName(MRHtmlToXml.STEP, last, 0), MRHtmlToXml, (store.merged(),), store.xml(started_at))]
+
+
+def whole_plan(store: CrawlStore, depth: int, started_at: str, batch_sorted: bool = True) -> list[Step]:
+    """Every step of a crawl of `depth` layers whose frontiers never run dry."""
+    steps = run_start(store)
+    for layer in range(depth):
+        steps += layer_steps(store, layer, last=layer == depth - 1, batch_sorted=batch_sorted)
+    return steps + run_end(store, depth, started_at)
