@@ -42,6 +42,7 @@ from mrcrawl.crawl_dir import (
 )
 from mrcrawl.export import EXPORT_KINDS, run_exports
 from mrcrawl.export import describe as describe_export
+from mrcrawl.frontier.crawldb import CrawlDb
 from mrcrawl.interrupts import INTERRUPTED, interrupts_remembered
 from mrcrawl.logs import add_verbosity_options, configure_logging
 from mrcrawl.mr.launcher import LOCAL_DISK_RUNNERS, RUNNERS, Launcher, RunnerSettings
@@ -110,7 +111,8 @@ def crawl(seeds, depth: int, conf, *, output: str | None = None, db: str | None 
     for message in skipped:
         log.warning("%s", message)
     settings = RunnerSettings(runner, mrjob_conf, spark_master, reducers)
-    resume_hint = resume_hint or f"{invocation('crawl')} {shlex.join(command_words(seeds_path, depth, conf_name, store.root, db))}"
+    if resume_hint is None:
+        resume_hint = f"{invocation('crawl')} {shlex.join(command_words(seeds_path, depth, conf_name, store.root, db))}"
     with contextlib.ExitStack() as held:
         held.enter_context(lock(store, store.lock_path, "crawl directory"))
         database = crawl_db(db_of_run(store, db, resume))
@@ -120,9 +122,8 @@ def crawl(seeds, depth: int, conf, *, output: str | None = None, db: str | None 
         state = open_crawl(store, config, conf_name, seeds_path, seeds_shown, seed_list, database, now, resume)
         log.info(f"mrcrawl: crawl {config.name!r} ({config.language}), depth {depth}, runner {runner}, "
                  f"into {store.root}, as of {state.run}, crawl db {state.db}")
-        result = CrawlResult(EXIT_OK, str(store.root), state.db, Counter())
-        result.status, result.ending = crawl_and_export(store, state, database, settings, depth, export,
-                                                        progress_every, resume_hint, conf_name, result)
+        result = crawl_and_export(store, state, database, settings, depth, export, progress_every, resume_hint,
+                                  conf_name)
     if result.status != EXIT_INTERRUPTED:
         write_run_report(store)
     if result.ending:
@@ -130,11 +131,12 @@ def crawl(seeds, depth: int, conf, *, output: str | None = None, db: str | None 
     return result
 
 
-def crawl_and_export(store: CrawlStore, state: CrawlState, db, settings: RunnerSettings, depth: int, export,
-                     progress_every: float, resume_hint: str, conf_name: str, result: CrawlResult) -> tuple[int, str | None]:
-    """Crawl, then write the exports, holding the locks; fill in `result`;
-    return the exit status and, for a run that did not succeed, what to say
-    of how it ended (the last line on stderr)."""
+def crawl_and_export(store: CrawlStore, state: CrawlState, db: CrawlDb, settings: RunnerSettings, depth: int,
+                     export, progress_every: float, resume_hint: str, conf_name: str) -> CrawlResult:
+    """Crawl, then write the exports, holding the locks.  A run that did not
+    succeed says how it ended in the result's `ending` (the last line on
+    stderr, once the report is written)."""
+    result = CrawlResult(EXIT_OK, str(store.root), state.db, Counter())
     with interrupts_remembered(), Launcher(settings) as launcher, contextlib.ExitStack() as shown:
         stream = shown.enter_context(progress_stream()) if progress_every else None
         pipeline = Pipeline(store, state, db, launcher, progress_every=progress_every, progress_stream=stream)
@@ -145,22 +147,30 @@ def crawl_and_export(store: CrawlStore, state: CrawlState, db, settings: RunnerS
             # OSError outside a job (saving crawl.json, a commit's rename)
             # leaves the steps crawl.json names, as a failed job does.
             if not isinstance(error, KeyboardInterrupt) and not INTERRUPTED.is_set():
-                return EXIT_STEP_FAILED, "\n".join(failure_lines(error, store.root, resume_hint))
-            return (EXIT_INTERRUPTED,
-                    f"mrcrawl: interrupted; the finished steps are kept in {store.root}; to go on, run: {resume_hint}")
+                result.status = EXIT_STEP_FAILED
+                result.ending = "\n".join(failure_lines(error, store.root, resume_hint))
+            else:
+                result.status = EXIT_INTERRUPTED
+                result.ending = (f"mrcrawl: interrupted; the finished steps are kept in {store.root}; "
+                                 f"to go on, run: {resume_hint}")
+            return result
     result.totals = outcome_totals(state)
     if not result.pages:
-        return EXIT_NOTHING_FETCHED, f"mrcrawl: no page fetched: {why_nothing_was_fetched(state, conf_name)}"
+        result.status = EXIT_NOTHING_FETCHED
+        result.ending = f"mrcrawl: no page fetched: {why_nothing_was_fetched(state, conf_name)}"
+        return result
     result.stores.update(pages=str(store.merged()), xml=str(store.xml(state.started_at)))
     for kind in export:
         try:
             summary = run_exports(store.root, [kind])[kind]
         except OSError as error:  # the export's scratch is gone, its previous output kept: --resume exports again
             what = f"the {kind} export failed: {type(error).__name__}: {error}"
-            return EXIT_STEP_FAILED, "\n".join(failure_lines(error, store.root, resume_hint, what))
+            result.status = EXIT_STEP_FAILED
+            result.ending = "\n".join(failure_lines(error, store.root, resume_hint, what))
+            return result
         result.stores[kind] = summary["path"]
         log.info(describe_export(kind, summary))
-    return EXIT_OK, None
+    return result
 
 
 def run_layers(pipeline: Pipeline, store: CrawlStore, state: CrawlState, depth: int, settings: RunnerSettings) -> None:

@@ -134,7 +134,10 @@ class Pipeline:
         self.state.record(step.name, seconds, counters or {})
         self.ran.append(step.name)
         self.state.save(self.store)
-        told = step.job.summary(counters, seconds) if counters is not None else "done (a Spark step reports no counters)"
+        if counters is None:
+            told = "done (a Spark step reports no counters)"
+        else:
+            told = step.job.summary(counters, seconds)
         self.say(f"  {str(step.name):<12} {seconds:7.1f} s  {told}")
         if INTERRUPTED.is_set():
             raise KeyboardInterrupt  # a Ctrl-C that could not be raised where it came (see interrupts.py)

@@ -148,7 +148,7 @@ def run_end(store: CrawlStore, layers: int, started_at: str) -> list[Step]:
     if layers == 0:
         return []
     last = layers - 1
-    inputs = tuple(store.docs(layer) for layer in range(layers)) + tuple(store.duplicates(layer) for layer in range(layers))
+    inputs = (*(store.docs(layer) for layer in range(layers)), *(store.duplicates(layer) for layer in range(layers)))
     return [Step(StepName(MRMerge.STEP, last, 0), MRMerge, inputs, store.merged()),
             Step(StepName(MRHtmlToXml.STEP, last, 0), MRHtmlToXml, (store.merged(),), store.xml(started_at))]
 
