@@ -46,7 +46,7 @@ class MRCrawler(CrawlJob):
         yield from ((host, value) for value in unique_adjacent(ranked))
 
     def reducer_init(self):
-        self.fetcher = Fetcher(self.config, self.layer, on_progress=self.report_progress)
+        self.fetcher = Fetcher(self.config, self.layer, on_progress=self.report_progress, clock=self.clock)
 
     def reducer(self, host, ranked):
         for _, url, entry in unique_adjacent(ranked):

@@ -1,18 +1,19 @@
 """Crawl db, step 1, DbBatch: what a layer tells the db, one update per URL
-and one claim per payload digest.
+and one claim per payload digest and per content signature.
 
 Map: each frontier entry -> the URL was requested on this layer; each doc
 record -> how its request ended (for the final URL of a same-host redirect
-too), and the payload digests it fetched or ended (frontier/dedup.py); each
-out record -> what the Parser judged of the page, and a sighting of each
-outlink on the next layer.  An update's key is "<partition> <url>" and a
-claim's "#<digest partition> <digest>", so the batch sorts by the db's
+too), and the payload digests (and content signature) it fetched or ended
+(frontier/dedup.py); each out record -> what the Parser judged of the page,
+the content signature it showed, and a sighting of each outlink on the next
+layer.  An update's key is "<partition> <url>" and a claim's "#<digest
+partition> <digest or signature>", so the batch sorts by the db's
 partitions.  Combine and reduce: fold a URL's updates into one (the earliest
 sighting, the latest fetch), and a digest's claims into one.
 """
-from mrcrawl.frontier.crawldb import batch_key, claim_key, is_claim_key
+from mrcrawl.frontier.crawldb import batch_key, claim_key, is_claim_key, is_signature_key, url_of_batch_key
 from mrcrawl.frontier.db_update import fetch_part, fold, updates_from_doc, updates_from_entry, updates_from_out
-from mrcrawl.frontier.dedup import claims_from_doc, fold_claims
+from mrcrawl.frontier.dedup import claims_from_doc, claims_from_out, fold_claims
 from mrcrawl.mr.job import CrawlJob, JobCounter
 from mrcrawl.store.protocols import Utf8JsonProtocol
 
@@ -20,8 +21,9 @@ from mrcrawl.store.protocols import Utf8JsonProtocol
 class MRDbBatch(CrawlJob):
     STEP = "dbbatch"
     URLS = JobCounter(STEP, "urls")  # URL updates in the batch
-    DIGESTS = JobCounter(STEP, "digests")  # digest claims in the batch
-    SUMMARY = "{URLS} URLs and {DIGESTS} payload digests in the batch"
+    DIGESTS = JobCounter(STEP, "digests")  # payload digest claims in the batch
+    SIGNATURES = JobCounter(STEP, "signatures")  # content signature claims in the batch
+    SUMMARY = "{URLS} URLs, {DIGESTS} payload digests and {SIGNATURES} content signatures in the batch"
 
     INPUT_PROTOCOL = Utf8JsonProtocol
     INTERNAL_PROTOCOL = Utf8JsonProtocol
@@ -32,6 +34,8 @@ class MRDbBatch(CrawlJob):
             updates = updates_from_entry(url, record, self.layer)
         elif "outlinks" in record:
             updates = updates_from_out(record, url)
+            for signature, claim in claims_from_out(record, url):
+                yield claim_key(signature, self.partitions), claim
         else:
             fetch = fetch_part(record)
             updates = updates_from_doc(record, fetch)
@@ -44,7 +48,10 @@ class MRDbBatch(CrawlJob):
         yield key, fold_claims(values) if is_claim_key(key) else fold(values)
 
     def reducer(self, key, values):
-        self.count(self.DIGESTS if is_claim_key(key) else self.URLS)
+        if not is_claim_key(key):
+            self.count(self.URLS)
+        else:
+            self.count(self.SIGNATURES if is_signature_key(url_of_batch_key(key)) else self.DIGESTS)
         yield key, fold_claims(values) if is_claim_key(key) else fold(values)
 
 

@@ -7,8 +7,10 @@ each update applied and every untouched record copied as it was, in slices
 of many lines.
 - A URL partition: the URL updates, with the layer's duplicates of its URLs
   (the revisit policy, and the cycle filter's queue mark for the next layer).
-- A digest partition: the digest claims, each digest's original decided as
-  the Dedup job decided it (frontier/dedup.py).
+  A page is a duplicate by its content, or by its payload when it has no
+  content signature (frontier/dedup.py).
+- A digest partition: the digest and signature claims, each one's original
+  decided as the Dedup job decided it (frontier/dedup.py).
 """
 from collections import Counter
 
@@ -21,13 +23,14 @@ from mrcrawl.frontier.crawldb import (
     batch_prefix,
     claim_prefix,
     digest_partition_number,
+    is_signature_key,
     merge_partition,
     partition_duplicates,
     partition_number,
     sorted_updates,
 )
 from mrcrawl.frontier.db_update import RevisitPolicy, apply_update
-from mrcrawl.frontier.dedup import resolve
+from mrcrawl.frontier.dedup import content_duplicate, resolve
 from mrcrawl.mr.job import DbFileJob, JobCounter
 from mrcrawl.store.protocols import LineChunkProtocol
 from mrcrawl.store.records import FETCHED, GONE, NOT_MODIFIED
@@ -43,10 +46,12 @@ class MRDbUpdate(DbFileJob):
     URLS_UPDATED = JobCounter(STEP, "urls updated")
     URLS_QUEUED = JobCounter(STEP, "urls queued")  # for the next layer, by the cycle filter
     DUPLICATES = JobCounter(STEP, "duplicates")
-    DIGESTS = JobCounter(STEP, "digests")  # digest index records written
+    DIGESTS = JobCounter(STEP, "digests")  # digest index records written: payload digests and content signatures
     DIGESTS_ADDED = JobCounter(STEP, "digests added")
+    SIGNATURES_ADDED = JobCounter(STEP, "signatures added")
     SUMMARY = ("{URLS} URLs in the db: {URLS_ADDED} added, {URLS_UPDATED} updated ({DUPLICATES} duplicates), "
-               "{URLS_QUEUED} queued for the next layer; {DIGESTS} payload digests ({DIGESTS_ADDED} added)")
+               "{URLS_QUEUED} queued for the next layer; {DIGESTS} payload digests and content signatures "
+               "({DIGESTS_ADDED} and {SIGNATURES_ADDED} added)")
 
     OUTPUT_PROTOCOL = LineChunkProtocol
 
@@ -74,8 +79,9 @@ class MRDbUpdate(DbFileJob):
         policy = RevisitPolicy.from_config(self.config.revisit)
 
         def apply(record, url, update):
-            if url in duplicates:
-                update = {**update, "duplicate": duplicates[url]}
+            duplicate = content_duplicate(duplicates.get(url, ()), update.get("page"))
+            if duplicate is not None:
+                update = {**update, "duplicate": duplicate}
             updated = apply_update(record, url, update, self.options.run, self.layer, policy)
             counts[self.URLS_ADDED if record is None else self.URLS_UPDATED] += 1
             counts[self.URLS_QUEUED] += updated["queued"] is not None and updated["queued"] != (record or {}).get("queued")
@@ -88,10 +94,11 @@ class MRDbUpdate(DbFileJob):
         return apply
 
     def _digest_claim(self, counts: Counter):
-        """apply(original, digest, claim) for a digest partition: the digest's original after the claim."""
-        def apply(original, digest, claim):
+        """apply(original, key, claim) for a digest partition: the digest's (signature's) original after the claim."""
+        def apply(original, key, claim):
             resolved = resolve(original, claim)
-            counts[self.DIGESTS_ADDED] += original is None and resolved is not None
+            added = self.SIGNATURES_ADDED if is_signature_key(key) else self.DIGESTS_ADDED
+            counts[added] += original is None and resolved is not None
             return resolved
         return apply
 

@@ -1,15 +1,15 @@
 """Job 5, HtmlToXml (map only): each indexable page of the run's increment -> `url TAB <page>...</page>`.
 
 The increment is what the index has not seen: pages fetched for the first
-time, and pages whose change signature differs from their last fetch's
-(mrcrawl/page/change.py).  A refetched page that did not change, that the
-server said was not modified, or whose payload repeats another URL's (Merge
-marked it `duplicate_of`), gets no XML.
+time, pages whose change signature differs from their last fetch's
+(mrcrawl/page/change.py), and pages that were a duplicate at their last
+fetch and are none now.  A refetched page that did not change, that the
+server said was not modified, or whose content repeats another URL's (Merge
+marked it `duplicate_of`, frontier/dedup.py), gets no XML.
 """
 from mrcrawl.mr.job import CrawlJob, JobCounter
-from mrcrawl.output.pagexml import page_to_xml
+from mrcrawl.output.pagexml import indexable, page_to_xml
 from mrcrawl.store.protocols import TextLineProtocol, Utf8JsonProtocol
-from mrcrawl.store.records import FETCHED
 
 
 class MRHtmlToXml(CrawlJob):
@@ -25,11 +25,16 @@ class MRHtmlToXml(CrawlJob):
 
     def mapper(self, url, doc):
         self.count(self.RECORDS_IN)
-        if doc["outcome"] != FETCHED or not doc["meta_index"]:
+        if not indexable(doc):
             return
         if doc.get("duplicate_of"):  # records written before duplicates were found have no such field
             self.count(self.DUPLICATES)
             return
+        known = doc.get("known") or {}
+        if known.get("duplicate_of"):
+            # Its last fetch repeated another URL's page and got no XML: the
+            # index has never had this URL's page, changed or not.
+            doc = {**doc, "known": {**known, "signature": None}}
         page = page_to_xml(doc, self.config.language)
         if page is None:
             self.count(self.UNCHANGED)

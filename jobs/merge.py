@@ -3,11 +3,11 @@
 Identity map over the layers' doc stores and duplicate stores; the reduce
 keeps the best record of a URL (a fetched page over any other outcome, then
 the earliest layer), so the layers' part files become one store and
-cross-layer duplicates disappear, and marks a page whose payload repeats
-another URL's with `duplicate_of`.  Records pass through undecoded: only a
-URL with several records, or a duplicate, has any of them read.  There is
-no combiner: duplicates come only from redirects, so they seldom meet in one
-map task, and a combiner costs a sort of the map output.
+cross-layer duplicates disappear, and marks a page whose content repeats
+another URL's with `duplicate_of` (frontier/dedup.py).  Records pass through
+undecoded: only a URL with several records, or a duplicate, has any of them
+read.  There is no combiner: duplicates come only from redirects, so they
+seldom meet in one map task, and a combiner costs a sort of the map output.
 """
 from mrcrawl.frontier.merge import merged_record
 from mrcrawl.mr.job import CrawlJob, JobCounter
@@ -30,7 +30,7 @@ class MRMerge(CrawlJob):
 
     def reducer(self, url, records):
         self.count(self.RECORDS_OUT)
-        yield url, merged_record(records)
+        yield url, merged_record(records, self.config.revisit.hub_link_density)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@ the mrjob glue.  A module imports config.py and modules of its own stage or a
 lower one, never a higher one.  At the top: config.py (which imports nothing
 of the package), logs.py (where the commands' messages go), a crawl's plan
 (plan.py), how its steps are run (pipeline.py), its directory (crawl_dir.py),
-its seeds (seeds.py), Ctrl-C (interrupts.py) and its progress display
-(progress.py); the commands driver.py, export.py and db.py, the tools
+its seeds (seeds.py), Ctrl-C and the like (interrupts.py) and its progress display
+(progress.py); the commands driver.py, export.py, db.py and inject.py, the tools
 testweb/ and bench/, and cli.py, the `mrcrawl` command that runs each of them.
 
 From Python, as requests has `requests.get`:

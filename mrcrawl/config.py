@@ -391,10 +391,12 @@ _FILE_KEYS = _file_keys()
 
 # ---- the loader -----------------------------------------------------------------
 
-def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> CrawlConfig:
+def load_config(path: str | Path, environ: Mapping[str, str] | None = None,
+                settings: Mapping[str, Any] | None = None) -> CrawlConfig:
     """Read and check a YAML config; raise ConfigError naming what is wrong.
 
-    `environ` (default: this process's environment) may give the contact."""
+    `environ` (default: this process's environment) may give the contact;
+    `settings` are one run's overrides of the file's keys (with_settings)."""
     path = Path(path)
     source = str(path)
     try:
@@ -414,6 +416,8 @@ def load_config(path: str | Path, environ: Mapping[str, str] | None = None) -> C
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(source, "file", "must be a YAML mapping of keys to values")
+    if settings:
+        data, source = with_settings(data, settings), f"{source} (with -s)"
     return config_from_mapping(data, source, default_name=path.stem, environ=os.environ if environ is None else environ)
 
 
@@ -452,6 +456,57 @@ def _check_mapping(data: dict, settings: Mapping[str, Setting], required: list[s
                 problem = declared.item_problem(item)
                 if problem:
                     raise ConfigError(source, f"{prefix}{key}[{index}]", problem)
+
+
+# ---- one run's overrides: -s KEY=VALUE ------------------------------------------
+
+# What names an override in an error: the option that gives it.
+SETTINGS_SOURCE = "-s"
+# The keys whose value is a mapping of keys of their own: `revisit.max_days`.
+_SECTIONS = {"revisit": RevisitConfig}
+
+
+def parse_setting(text: str) -> tuple[str, Any]:
+    """`-s KEY=VALUE` as (KEY, value): the value read as YAML, as the file's
+    values are (`2`, `false`, `["^http://a/"]`, and nothing for null)."""
+    key, equals, value = text.partition("=")
+    key = key.strip()
+    if not equals or not key:
+        raise ConfigError(SETTINGS_SOURCE, repr(text), "give KEY=VALUE, such as delay=2 or revisit.max_days=60")
+    try:
+        return key, yaml.safe_load(value)
+    except yaml.YAMLError as error:
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise ConfigError(SETTINGS_SOURCE, key, f"not a YAML value: {value!r} ({problem})") from None
+
+
+def with_settings(data: dict, settings: Mapping[str, Any]) -> dict:
+    """A config file's mapping with one run's overrides put in, each a key
+    of the file or `revisit.<key>`.  Each is checked alone, as a file's key
+    is, an error naming it after `-s`; the whole is checked as a file is."""
+    data = dict(data)
+    for key, value in settings.items():
+        section, dot, inner = key.partition(".")
+        if dot and section in _SECTIONS:
+            _check_mapping({inner: value}, settings_of(_SECTIONS[section]), [], SETTINGS_SOURCE, section=section)
+            given = data.get(section)
+            if given is None or isinstance(given, dict):  # else the file's own error is reported
+                data[section] = {**(given or {}), inner: value}
+            continue
+        _check_mapping({key: value}, _FILE_KEYS, [], SETTINGS_SOURCE)
+        if key in _SECTIONS and value:
+            _check_mapping(value, settings_of(_SECTIONS[key]), [], SETTINGS_SOURCE, section=key)
+        data[key] = value
+    return data
+
+
+def config_with_settings(config: CrawlConfig, settings: Mapping[str, Any]) -> CrawlConfig:
+    """A checked config with one run's overrides put in, checked as load_config checks them."""
+    data = json.loads(config.to_json())
+    if "contact" in settings:  # the contact makes the User-Agent anew
+        del data["user_agent"]
+    return config_from_mapping(with_settings(data, settings), f"the config (with {SETTINGS_SOURCE})",
+                               default_name=config.name, environ={})
 
 
 def _required_keys(section: type) -> list[str]:

@@ -4,7 +4,8 @@
     python -m mrcrawl.db get DB URL                    one URL's record, as JSON
     python -m mrcrawl.db dump DB [--status S] [--format jsonl|parquet] [-o FILE]
 
-The db is read one partition file at a time, so any size is read in bounded
+DB is a crawl db, or a crawl directory, whose crawl.json names its db.  The
+db is read one partition file at a time, so any size is read in bounded
 memory: stats holds a count per host, never the URLs.
 """
 from __future__ import annotations
@@ -16,12 +17,32 @@ from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
+from mrcrawl.cli import run_command
 from mrcrawl.frontier.crawldb import NoCrawlDb, find_record, read_db, read_digest_index
 from mrcrawl.frontier.db_update import parse_time
+from mrcrawl.page.urls import normalize_url
+from mrcrawl.store.crawl_state import CrawlState
+from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.records import DB_FIELDS, DB_STATUSES, iso_utc
 
 DUMP_FORMATS = ("jsonl", "parquet")
 PARQUET_ROWS = 50_000  # rows per Parquet row group: what a dump holds in memory at once
+
+
+def db_of(path: Path) -> Path:
+    """The crawl db `path` names: `path` itself, or for a crawl directory
+    the db its crawl.json names.  Raises NoCrawlDb when that cannot be read here."""
+    crawl = CrawlStore(path)
+    if not crawl.holds_crawl():
+        return path
+    try:
+        db = CrawlState.load(crawl).db
+    except (ValueError, KeyError, TypeError) as error:  # StateMismatch among them
+        raise NoCrawlDb(f"{crawl.state_path}: not a crawl state this version reads ({error})") from None
+    if "://" in db:  # HDFS or S3 (as is_cluster_path tells, which would load mrjob)
+        raise NoCrawlDb(f"{path}: its crawl.json names the crawl db {db}, which is read here from local disk "
+                        "only: copy it down and name the copy")
+    return Path(db)
 
 
 def stats(db: Path, now: datetime) -> str:
@@ -99,20 +120,22 @@ def _utc(text: str) -> datetime:
 
 def main(argv: list[str] | None = None) -> int:
     parser = _ArgumentParser(prog="mrcrawl db", description="Read a crawl db (the crawl's --db), as Nutch's readdb does.",
+                             allow_abbrev=False,
                              epilog="`mrcrawl db COMMAND --help` gives a command's options.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    db_help = "the crawl db directory (the crawl's --db, by default its DIR/db)"
+    db_help = "the crawl db directory (the crawl's --db), or a crawl directory: the db its crawl.json names"
     stats_parser = commands.add_parser(
-        "stats", help="counts per status and per host, and how many URLs are due",
+        "stats", help="counts per status and per host, and how many URLs are due", allow_abbrev=False,
         description="Count a crawl db's URLs per status and per host, the URLs due, and the payload digests.")
     stats_parser.add_argument("db", metavar="DB", type=Path, help=db_help)
     stats_parser.add_argument("--now", type=_utc, default=None, metavar="ISO8601",
                               help="count URLs due at this UTC time (default: now)")
-    get_parser = commands.add_parser("get", help="one URL's record, as JSON",
+    get_parser = commands.add_parser("get", help="one URL's record, as JSON", allow_abbrev=False,
                                      description="Print one URL's record, as JSON; exit 1 if the db does not hold it.")
     get_parser.add_argument("db", metavar="DB", type=Path, help=db_help)
-    get_parser.add_argument("url", metavar="URL", help="the URL, exactly as the db holds it (as `db dump` lists it)")
-    dump_parser = commands.add_parser("dump", help="every record, or those of one status",
+    get_parser.add_argument("url", metavar="URL", help="the URL, put in canonical form as the crawl puts the URLs it "
+                                                     "finds (http://Host is http://host/)")
+    dump_parser = commands.add_parser("dump", help="every record, or those of one status", allow_abbrev=False,
                                       description="Write every record of a crawl db, or those of one status.")
     dump_parser.add_argument("db", metavar="DB", type=Path, help=db_help)
     dump_parser.add_argument("--status", choices=DB_STATUSES, help="only the records of this status (default: all)")
@@ -121,24 +144,28 @@ def main(argv: list[str] | None = None) -> int:
     dump_parser.add_argument("-o", "--output", type=Path, metavar="FILE",
                              help="the file to write (default: stdout; required for parquet)")
     args = parser.parse_args(argv)
+    if args.command == "dump" and args.format == "parquet" and args.output is None:
+        parser.error("dump --format parquet: name the file with -o")
+    url = normalize_url(args.url) if args.command == "get" else None
+    if args.command == "get" and url is None:
+        parser.error(f"get: {args.url}: not an absolute http or https URL")
     try:
+        db = db_of(args.db)
         if args.command == "stats":
-            print(stats(args.db, args.now or datetime.now(timezone.utc)))
+            print(stats(db, args.now or datetime.now(timezone.utc)))
         elif args.command == "get":
-            record = find_record(args.db, args.url)
+            record = find_record(db, url)
             if record is None:
-                print(f"{parser.prog}: {args.url}: not in {args.db}", file=sys.stderr)
+                print(f"{parser.prog}: {url}: not in {db}", file=sys.stderr)
                 return 1
             print(json.dumps(record, ensure_ascii=False, indent=2))
-        elif args.format == "parquet" and args.output is None:
-            parser.error("dump --format parquet: name the file with -o")
         elif args.output is None:
-            dump(args.db, args.status, args.format, sys.stdout)
+            dump(db, args.status, args.format, sys.stdout)
         elif args.format == "parquet":
-            dump(args.db, args.status, args.format, str(args.output))
+            dump(db, args.status, args.format, str(args.output))
         else:
             with open(args.output, "w", encoding="utf-8") as output:
-                dump(args.db, args.status, args.format, output)
+                dump(db, args.status, args.format, output)
     except NoCrawlDb as error:
         print(f"{parser.prog}: {error}", file=sys.stderr)
         return 2
@@ -146,4 +173,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command(main))

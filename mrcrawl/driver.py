@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import logging
 import os
 import shlex
@@ -26,10 +27,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from jobs.crawler import MRCrawler
-from mrcrawl.cli import invocation
-from mrcrawl.config import ConfigError, CrawlConfig, load_config
+from mrcrawl.cli import invocation, run_command
+from mrcrawl.config import ConfigError, CrawlConfig, config_with_settings, load_config, parse_setting
 from mrcrawl.crawl_dir import (
     UsageError,
+    check_db_place,
     check_directory,
     crawl_db,
     db_of_run,
@@ -40,10 +42,10 @@ from mrcrawl.crawl_dir import (
     refuse_links,
     store_at,
 )
-from mrcrawl.export import EXPORT_KINDS, run_exports
+from mrcrawl.export import EXPORT_KINDS, kind_problems, parse_kinds, run_exports
 from mrcrawl.export import describe as describe_export
 from mrcrawl.frontier.crawldb import CrawlDb
-from mrcrawl.interrupts import INTERRUPTED, interrupts_remembered
+from mrcrawl.interrupts import INTERRUPTED, STOPPING_SIGNALS, interrupts_remembered, stopped_status
 from mrcrawl.logs import add_verbosity_options, configure_logging
 from mrcrawl.mr.launcher import LOCAL_DISK_RUNNERS, RUNNERS, Launcher, RunnerSettings
 from mrcrawl.page.urls import UrlFilter
@@ -65,6 +67,8 @@ EXIT_STEP_FAILED = 1  # a job failed: the steps before it are kept, --resume goe
 EXIT_USAGE = 2  # a bad argument, config, seed file or crawl directory: nothing written
 EXIT_NOTHING_FETCHED = 3  # the crawl ran, but no page was fetched: see the line printed
 EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it): --resume goes on
+# A run a stopping signal ended, as Ctrl-C: 130, 143 (SIGTERM) or 129 (SIGHUP); see interrupts.py
+EXIT_STOPPED = frozenset(map(stopped_status, STOPPING_SIGNALS))
 
 
 @dataclass
@@ -87,16 +91,22 @@ class CrawlResult:
 def crawl(seeds, depth: int, conf, *, output: str | None = None, db: str | None = None,
           now: datetime | None = None, runner: str = "inline", resume: bool = False,
           spark_master: str | None = None, mrjob_conf: str | None = None, reducers: int | None = None,
-          export: tuple[str, ...] = (), progress_every: float = 0, resume_hint: str | None = None) -> CrawlResult:
+          export: tuple[str, ...] = (), progress_every: float = 0, resume_hint: str | None = None,
+          settings: dict | None = None) -> CrawlResult:
     """Crawl `seeds` (a seed file's path, or a list of URLs) `depth` layers
     deep with the config `conf` (a YAML file's path, or a CrawlConfig); the
-    keywords are the command's options.  Raises UsageError or ConfigError,
+    keywords are the command's options, `settings` its -s overrides of the
+    config's keys (`{"delay": 2, "revisit.max_days": 60}`).  Raises UsageError or ConfigError,
     having written nothing, for a bad argument, config, seed file, crawl
     directory or crawl db; returns how the crawl ended otherwise."""
     problems = request_problems(depth, runner, output, db, reducers, export, progress_every)
     if problems:
         raise UsageError(problems[0])
-    config = conf if isinstance(conf, CrawlConfig) else load_config(conf)
+    settings = dict(settings or {})
+    if isinstance(conf, CrawlConfig):
+        config = config_with_settings(conf, settings) if settings else conf
+    else:
+        config = load_config(conf, settings=settings)
     conf_name = str(conf) if not isinstance(conf, CrawlConfig) else "the config"
     scope = UrlFilter(config.url_allow, config.url_deny)
     if isinstance(seeds, (str, Path)):
@@ -107,24 +117,27 @@ def crawl(seeds, depth: int, conf, *, output: str | None = None, db: str | None 
         seed_list, skipped = seed_urls(list(seeds), scope, seeds_shown)
     store = store_at(output or default_output(config))
     check_directory(store, resume)
+    check_db_place(store, db)
     refuse_links(store, "--output")
     for message in skipped:
         log.warning("%s", message)
-    settings = RunnerSettings(runner, mrjob_conf, spark_master, reducers)
+    runner_settings = RunnerSettings(runner, mrjob_conf, spark_master, reducers)
     if resume_hint is None:
-        resume_hint = f"{invocation('crawl')} {shlex.join(command_words(seeds_path, depth, conf_name, store.root, db))}"
+        words = command_words(seeds_path, depth, conf_name, store.root, db, settings)
+        resume_hint = f"{invocation('crawl')} {shlex.join(words)}"
     with contextlib.ExitStack() as held:
         held.enter_context(lock(store, store.lock_path, "crawl directory"))
         database = crawl_db(db_of_run(store, db, resume))
         refuse_links(database.store, "--db")
         held.enter_context(lock(database.store, database.lock_path, "crawl db"))
         open_db(database)
-        state = open_crawl(store, config, conf_name, seeds_path, seeds_shown, seed_list, database, now, resume)
+        state = open_crawl(store, config, conf_name, seeds_path, seeds_shown, seed_list, database, now, resume,
+                           settings)
         log.info(f"mrcrawl: crawl {config.name!r} ({config.language}), depth {depth}, runner {runner}, "
                  f"into {store.root}, as of {state.run}, crawl db {state.db}")
-        result = crawl_and_export(store, state, database, settings, depth, export, progress_every, resume_hint,
-                                  conf_name)
-    if result.status != EXIT_INTERRUPTED:
+        result = crawl_and_export(store, state, database, runner_settings, depth, export, progress_every,
+                                  resume_hint, conf_name)
+    if result.status not in EXIT_STOPPED:
         write_run_report(store)
     if result.ending:
         log.error(result.ending)
@@ -143,16 +156,16 @@ def crawl_and_export(store: CrawlStore, state: CrawlState, db: CrawlDb, settings
         try:
             run_layers(pipeline, store, state, depth, settings)
         except (StepFailed, OSError, KeyboardInterrupt) as error:
-            # A step whose tasks Ctrl-C stopped failed because of it.  An
+            # A step whose tasks a stopping signal stopped failed because of it.  An
             # OSError outside a job (saving crawl.json, a commit's rename)
             # leaves the steps crawl.json names, as a failed job does.
             if not isinstance(error, KeyboardInterrupt) and not INTERRUPTED.is_set():
                 result.status = EXIT_STEP_FAILED
                 result.ending = "\n".join(failure_lines(error, store.root, resume_hint))
             else:
-                result.status = EXIT_INTERRUPTED
-                result.ending = (f"mrcrawl: interrupted; the finished steps are kept in {store.root}; "
-                                 f"to go on, run: {resume_hint}")
+                result.status = INTERRUPTED.exit_status
+                result.ending = (f"mrcrawl: interrupted by {INTERRUPTED.name}; the finished steps are kept in "
+                                 f"{store.root}; to go on, run: {resume_hint}")
             return result
     result.totals = outcome_totals(state)
     if not result.pages:
@@ -264,8 +277,7 @@ def request_problems(depth: int, runner: str, output: str | None, db: str | None
         problems.append(f"--reducers: must be at least 1, got {reducers}")
     if runner not in RUNNERS:
         problems.append(f"--runner {runner}: unknown; choose from {', '.join(RUNNERS)}")
-    problems += [f"--export {kind}: unknown; choose from {', '.join(EXPORT_KINDS)}"
-                 for kind in export if kind not in EXPORT_KINDS]
+    problems += [f"--export {problem}" for problem in kind_problems(export)]
     if export and output and is_cluster_path(output):
         problems.append(f"--export: exports read local disk; copy {output} down and run {invocation('export')}")
     if runner in LOCAL_DISK_RUNNERS and output and is_cluster_path(output):
@@ -281,13 +293,17 @@ class _ArgumentParser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(prog="mrcrawl crawl",
+    parser = _ArgumentParser(prog="mrcrawl crawl", allow_abbrev=False,
                              description="Crawl a set of sites layer by layer with MapReduce jobs.")
     parser.add_argument("seeds", metavar="SEEDS",
-                        help="seed file: one URL per line; blank lines and # comments are ignored")
+                        help="seed file: one URL per line, then optional key=value metadata and a # comment; "
+                             "blank lines and # comment lines are ignored")
     parser.add_argument("--depth", type=int, required=True, metavar="N",
                         help="number of layers (layer 0 is the seeds); required")
     parser.add_argument("--conf", required=True, metavar="CONF", help="YAML crawl config; required")
+    parser.add_argument("-s", "--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+                        help="this run's value of a config key (revisit.KEY for a revisit key), read as YAML: "
+                             "-s delay=2; repeat for more keys (default: the config's values)")
     parser.add_argument("--output", metavar="DIR", help="crawl directory (default: crawl/<config name>)")
     parser.add_argument("--db", metavar="DB",
                         help="crawl db shared by the runs of these sites, made if missing (default: DIR/db)")
@@ -320,7 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = build_parser()
     args = parser.parse_args(argv)
-    args.export = [kind.strip() for kind in args.export.split(",") if kind.strip()]
+    args.export = parse_kinds(args.export)
+    args.settings = dict(parse_setting(text) for text in args.settings)  # a key given again: the last wins
     problems = request_problems(args.depth, args.runner, args.output, args.db, args.reducers, args.export,
                                 args.progress_every)
     if problems:
@@ -338,10 +355,14 @@ def utc_time(text: str) -> datetime:
     return moment.replace(tzinfo=moment.tzinfo or timezone.utc)
 
 
-def command_words(seeds_path: str, depth: int, conf: str, output, db: str | None) -> list[str]:
-    """A command line that continues a crawl started from Python: the resume hint's."""
+def command_words(seeds_path: str, depth: int, conf: str, output, db: str | None,
+                  settings: dict | None = None) -> list[str]:
+    """A command line that continues a crawl started from Python: the resume hint's.
+    An override's value is written as JSON, which YAML reads as the same value."""
+    overrides = [word for key, value in (settings or {}).items()
+                 for word in ("-s", f"{key}={json.dumps(value, ensure_ascii=False)}")]
     return [seeds_path, "--depth", str(depth), "--conf", conf, "--output", str(output),
-            *(["--db", db] if db else []), "--resume"]
+            *(["--db", db] if db else []), *overrides, "--resume"]
 
 
 def resume_command(argv: list[str]) -> str:
@@ -364,11 +385,12 @@ def main(argv: list[str] | None = None, resume_hint: str | None = None) -> int:
         return crawl(args.seeds, args.depth, args.conf, output=args.output, db=args.db, now=args.now,
                      runner=args.runner, resume=args.resume, spark_master=args.spark_master,
                      mrjob_conf=args.mrjob_conf, reducers=args.reducers, export=tuple(args.export),
-                     progress_every=args.progress_every, resume_hint=resume_hint or resume_command(argv)).status
+                     progress_every=args.progress_every, resume_hint=resume_hint or resume_command(argv),
+                     settings=args.settings).status
     except (UsageError, ConfigError) as error:
         log.error("%s", error)
         return EXIT_USAGE
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command(main))

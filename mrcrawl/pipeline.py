@@ -10,7 +10,6 @@ so: the db knows it applied that one.
 """
 from __future__ import annotations
 
-import contextlib
 import errno
 import logging
 import time
@@ -127,7 +126,8 @@ class Pipeline:
         return words
 
     def context_of(self, step: Step) -> JobContext:
-        return JobContext(str(self.store.config_path), step.layer, self.db.partitions, self.state.run)
+        return JobContext(str(self.store.config_path), step.layer, self.db.partitions, self.state.run,
+                          self.state.clock_offset)
 
     def _done(self, step: Step, seconds: float, counters: dict | None) -> None:
         """Record a finished step; `counters` is None when the runner reported none."""

@@ -3,8 +3,9 @@
 While a step's job runs, a watcher thread reads its tasks' reports (through
 mrcrawl/mr/progress.py: how depends on the runner) every POLL_SECONDS and
 shows them: on a terminal, a bar that redraws in place (tqdm); elsewhere
-(cron, CI, a pipe), one plain line every `every` seconds, and a last one when
-a step that printed any ends.
+(cron, CI, a pipe, or a terminal with no size, as a pseudo-terminal a
+program makes has until it is given one), one plain line every `every`
+seconds, and a last one when a step that printed any ends.
 
 A crawl step shows pages done out of its frontier, pages per second, the
 outcomes so far, the hosts still busy, and an ETA: the larger of the
@@ -30,6 +31,9 @@ from mrcrawl.logs import written_through
 
 POLL_SECONDS = 0.5  # how often the watcher reads the tasks' reports
 DEFAULT_EVERY = 30.0  # seconds between plain progress lines
+BAR_WIDTH = 20  # the bar's characters: the figures after it are cut at the terminal's width, not the bar
+# A crawl step's bar: the pages done after it, then the rest of the figures (tqdm's postfix).
+BAR_FORMAT = f"{{desc}}: {{percentage:3.0f}}%|{{bar:{BAR_WIDTH}}}| {{n_fmt}}/{{total_fmt}} pages{{postfix}}"
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +55,15 @@ def progress_stream() -> Iterator[TextIO]:
         return
     with open(descriptor, "w", encoding="utf-8", errors="replace", buffering=1) as stream:
         yield stream
+
+
+def terminal_columns(stream: TextIO) -> int:
+    """The width of the terminal `stream` writes to: 0 when it is no terminal,
+    or one with no size, where a bar would be drawn 0 characters wide."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else 0
+    except (AttributeError, OSError, ValueError):  # no file descriptor, or not a terminal after all
+        return 0
 
 
 def status_fields(status: str) -> dict[str, str]:
@@ -80,7 +93,12 @@ class StepProgress:
         self.started = time.monotonic()
         self._status_seen: dict[str, tuple[str, float]] = {}  # task -> (status, when first read)
         self.done = 0
-        self.summary = ""
+        self.count = ""  # the records done, "15/39 pages", when the job counts them
+        self.details = ""  # the rest of the figures
+
+    @property
+    def summary(self) -> str:
+        return "; ".join(part for part in (self.count, self.details) if part)
 
     def update(self, reports) -> None:
         now = time.monotonic()
@@ -93,9 +111,10 @@ class StepProgress:
         if not reports.live_counters and reports.phase:
             parts.append(reports.phase)
         parts.append(f"{duration(elapsed)} elapsed")
-        self.summary = "; ".join(part for part in parts if part)
+        self.details = "; ".join(part for part in parts if part)
 
     def _done_parts(self, reports, now: float, elapsed: float) -> list[str]:
+        """The figures of a job that counts its records done, after the count (self.count)."""
         if not reports.live_counters:  # the runner passes counters only at the end
             return []
         self.done, outcomes = self.job.progress(reports.counters)
@@ -110,8 +129,8 @@ class StepProgress:
             # The bound counts from when the task reported it.
             bound = max(bound, float(fields.get("bound", 0)) - (now - seen[1]))
         left = self.total - self.done if self.total is not None else None
-        parts = [f"{self.done}/{self.total} pages" if left is not None else f"{self.done} pages",
-                 f"{rate:.1f} pages/s", outcomes]
+        self.count = f"{self.done}/{self.total} pages" if left is not None else f"{self.done} pages"
+        parts = [f"{rate:.1f} pages/s", outcomes]
         # Until every fetch task has reported, the busiest host may be in one that has not.
         if not reports.statuses or reports.silent:
             return parts
@@ -148,7 +167,7 @@ class StepWatch:
         self._read = read
         self._stream = stream
         self._every = every
-        self._on_terminal = stream.isatty()
+        self._on_terminal = terminal_columns(stream) > 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name=f"progress {step}", daemon=True)
         self._bar = None
@@ -162,7 +181,7 @@ class StepWatch:
                 total=self.progress.total if crawl else None, desc=self.progress.step, file=self._stream,
                 leave=False, dynamic_ncols=True, mininterval=0,
                 # Without a frontier size there is no bar: the step's line is its description.
-                bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt}{postfix}" if crawl else "{desc}")
+                bar_format=BAR_FORMAT if crawl else "{desc}")
             # Log lines written while the bar is live go above it, not through it.
             self._log_lines_above.enter_context(written_through(_AboveTheBar(self._stream)))
         self._thread.start()
@@ -197,7 +216,7 @@ class StepWatch:
                 self._bar.set_description_str(self.progress.line(), refresh=False)
             else:
                 self._bar.n = self.progress.done
-                self._bar.set_postfix_str(self.progress.summary, refresh=False)
+                self._bar.set_postfix_str(self.progress.details, refresh=False)
             self._bar.refresh()
         elif not last or self._lines:  # the last line ends a series, if one began
             self._lines += 1

@@ -63,6 +63,19 @@ def read_records(directory: Path) -> list[tuple]:
     return records
 
 
+def outs_by_fetch(output: Path, depth: int) -> dict[tuple[str, str], dict]:
+    """Every out record of the crawl's layers, by (URL, its fetch time): what ties it to its doc record."""
+    return {(url, out["timestamp"]): out for layer in range(depth) for url, out in read_records(output / "out" / str(layer))}
+
+
+def crawled_test_web(server, directory: Path, depth: int) -> tuple[Path, Path, dict, Path]:
+    """The served test web crawled `depth` layers deep into DIRECTORY/crawl: (seeds, conf, config, output)."""
+    seeds, conf, config = write_inputs(server, directory)
+    output = directory / "crawl"
+    assert crawl(seeds, conf, output, depth) == 0
+    return seeds, conf, config, output
+
+
 def layer_docs(output: Path, layer: int) -> list[dict]:
     return [doc for _, doc in read_records(output / "doc" / str(layer))]
 

@@ -109,8 +109,9 @@ def test_db_update_and_the_resort_leave_the_same_records(quick_run):
     sizes = list(QUICK.db_update_sizes)
     assert [row["urls"] for row in partitioned] == [row["urls"] for row in resorts] == sizes
     for row in partitioned + resorts:
-        # Every URL of the db and every new outlink once, and one digest per article (each refetch claims its new payload and releases its old one).
-        assert row["same_records"] is True and row["records"] == 2 * row["urls"] + QUICK.db_update_new_urls, row
+        # Every URL of the db and every new outlink once, and one digest and one content signature per article
+        # (each refetch claims its new payload and content and releases its old ones).
+        assert row["same_records"] is True and row["records"] == 3 * row["urls"] + QUICK.db_update_new_urls, row
         assert row["wall_s"] > 0 and row["peak_rss_mb"] > 0
     for ours, resort in zip(partitioned, resorts):
         assert ours["wall_s"] == pytest.approx(ours["batch_s"] + ours["dedup_s"] + ours["merge_s"])

@@ -7,6 +7,7 @@ The documentation's help blocks are rewritten from the commands by running this 
 """
 from __future__ import annotations
 
+import ast
 import functools
 import json
 import os
@@ -32,6 +33,7 @@ CONSOLE_SCRIPT = Path(sys.executable).parent / "mrcrawl"  # as pip installs it (
 HELP_ENV = {**os.environ, "COLUMNS": "100"}
 # Every help page a user can ask for: the command's, each command's, and each of their commands'.
 HELP_PAGES = [(), ("crawl",), ("export",), ("report",), ("db",), ("db", "stats"), ("db", "get"), ("db", "dump"),
+              ("inject",), ("show",), ("parsechecker",),
               ("bench",), ("testweb",), ("testweb", "serve"), ("testweb", "demo")]
 MARKER = re.compile(r"^<!-- help: (mrcrawl[a-z ]*) -->$")
 
@@ -105,6 +107,133 @@ def test_no_or_an_unknown_command_is_a_usage_error_naming_it(arguments, named):
 def test_version():
     done = subprocess.run([str(CONSOLE_SCRIPT), "--version"], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout) == (0, f"mrcrawl {metadata.version('mrcrawl')}\n")
+
+
+# ---- a reader that stops early ------------------------------------------------------------------
+
+STDOUT_CLOSED = 128 + signal.SIGPIPE  # as a shell reports `cat` ended by a closed pipe
+# stdout as Python buffers it when started from a shell or cron into a pipe
+# (PYTHONUNBUFFERED, which may be set here, writes each print through), and unbuffered.
+STDOUT_BUFFERING = {"buffered": {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"},
+                    "unbuffered": {**os.environ, "PYTHONUNBUFFERED": "1"}}
+
+
+def into_closed_pipe(command: list[str], buffering: str = "buffered") -> subprocess.CompletedProcess:
+    """Run `command` with its stdout a pipe whose reader has already gone."""
+    reading, writing = os.pipe()
+    os.close(reading)
+    try:
+        return subprocess.run(command, stdout=writing, stderr=subprocess.PIPE, text=True, timeout=120, cwd=REPO,
+                              env=STDOUT_BUFFERING[buffering])
+    finally:
+        os.close(writing)
+
+
+@pytest.mark.parametrize("command", [None, *COMMANDS], ids=lambda command: command or "mrcrawl")
+def test_every_command_ends_quietly_when_its_reader_has_gone(command):
+    """What every command prints (here its --help; a db dump in
+    tests/test_db_command.py) into a pipe closed early ends it as it ends
+    `cat`: exit 141 and nothing on stderr, in each of its forms.  (Unbuffered,
+    argparse ignores the failed write of a --help and exits 0.)"""
+    words = [command] if command else []
+    module = COMMANDS[command].module if command else "mrcrawl"
+    for form in ([str(CONSOLE_SCRIPT), *words], [sys.executable, "-m", module]):
+        ended = into_closed_pipe([*form, "--help"])
+        assert (ended.returncode, ended.stderr) == (STDOUT_CLOSED, ""), form
+
+
+# ---- options are never abbreviated ----------------------------------------------------------------
+
+def parsers_built(path: Path) -> list[ast.Call]:
+    """Every argparse parser a source file builds: an ArgumentParser (or a
+    subclass named so) and every command's parser (add_parser)."""
+    calls = [node for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.Call)]
+    named = [(call, getattr(call.func, "id", getattr(call.func, "attr", ""))) for call in calls]
+    return [call for call, name in named if name.endswith("ArgumentParser") or name == "add_parser"]
+
+
+PROJECT_SOURCES = sorted([*(REPO / "mrcrawl").rglob("*.py"), *(REPO / "jobs").glob("*.py")])
+PARSER_SOURCES = [path for path in PROJECT_SOURCES if parsers_built(path)]
+
+
+def test_every_parser_the_project_builds_takes_no_abbreviation():
+    """argparse takes `--scenario` for `--scenarios` unless told not to: a
+    typo would then run something else than what was asked."""
+    assert len(PARSER_SOURCES) >= 10  # the commands' modules and the benchmarks' at least
+    for path in PARSER_SOURCES:
+        for call in parsers_built(path):
+            keywords = {keyword.arg: keyword.value for keyword in call.keywords}
+            refused = isinstance(keywords.get("allow_abbrev"), ast.Constant) and keywords["allow_abbrev"].value is False
+            assert refused, f"{path.relative_to(REPO)}:{call.lineno}: a parser without allow_abbrev=False"
+
+
+def module_of(path: Path) -> str:
+    name = path.relative_to(REPO).with_suffix("").as_posix().replace("/", ".")
+    return name.removesuffix(".__main__")
+
+
+@pytest.mark.parametrize("page", HELP_PAGES, ids=page_name)
+def test_every_command_refuses_an_abbreviated_option(page):
+    done = subprocess.run([str(CONSOLE_SCRIPT), *page, "--hel"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and done.stdout == "", f"{page_name(page)} --hel was taken for --help"
+
+
+@pytest.mark.parametrize("module", [module_of(path) for path in PARSER_SOURCES])
+def test_every_module_with_a_parser_refuses_an_abbreviated_option(module):
+    done = subprocess.run([sys.executable, "-m", module, "--hel"], capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert done.returncode == 2 and done.stdout == "", f"python -m {module} --hel was taken for --help"
+
+
+# ---- hints name the program that ran, as it runs from where it ran ----------------------------------
+
+def path_without(directory: Path) -> str:
+    return os.pathsep.join(entry for entry in os.environ.get("PATH", "").split(os.pathsep)
+                           if entry and os.path.abspath(entry) != str(directory)) or os.defpath
+
+
+def path_with(directory: Path) -> str:
+    return os.pathsep.join([str(directory), path_without(directory)])
+
+
+VENV_BIN = Path(sys.executable).parent
+INTERPRETER = Path(sys.executable).name
+# How the demo was run, from where, with which PATH; and how its hint must begin.
+# The set-up's venv is not active, as after the README's set-up, but where it is said to be.
+RUN_AS = {
+    "the script by its path below the current directory": (
+        lambda cwd: [os.path.relpath(CONSOLE_SCRIPT, cwd), "testweb"], "venv's parent", path_without(VENV_BIN),
+        lambda cwd: f"{os.path.relpath(CONSOLE_SCRIPT, cwd)} testweb"),
+    "the script by its path from elsewhere": (
+        lambda cwd: [str(CONSOLE_SCRIPT), "testweb"], "elsewhere", path_without(VENV_BIN),
+        lambda cwd: f"{CONSOLE_SCRIPT} testweb"),
+    "the script on PATH (an active venv)": (
+        lambda cwd: ["mrcrawl", "testweb"], "elsewhere", path_with(VENV_BIN), lambda cwd: "mrcrawl testweb"),
+    "the module, by the interpreter's path": (
+        lambda cwd: [sys.executable, "-m", "mrcrawl.testweb"], "elsewhere", path_without(VENV_BIN),
+        lambda cwd: f"{sys.executable} -m mrcrawl.testweb"),
+    "python -m mrcrawl, the interpreter on PATH": (
+        lambda cwd: [INTERPRETER, "-m", "mrcrawl", "testweb"], "elsewhere", path_with(VENV_BIN),
+        lambda cwd: f"{INTERPRETER} -m mrcrawl testweb"),
+}
+
+
+@pytest.mark.parametrize("way", RUN_AS)
+def test_a_hint_names_the_program_that_ran_as_it_runs_from_there(tmp_path, way):
+    command, where, search_path, expected = RUN_AS[way]
+    cwd = VENV_BIN.parent.parent if where == "venv's parent" else tmp_path
+    output = tmp_path / "demo"
+    (tmp_path / "demo-inputs").mkdir()
+    (tmp_path / "demo-inputs" / "seeds.txt").write_text("http://127.0.0.2:9/\n", encoding="utf-8")
+    environment = {**os.environ, "PATH": search_path}
+    # A second demo into the same directory is refused with the command that continues the first.
+    refused = subprocess.run([*command(cwd), "demo", "--output", str(output)], cwd=cwd, env=environment,
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2, refused.stderr
+    hint = refused.stderr.split("continue it with `", 1)[1].split("`", 1)[0]
+    assert hint == f"{expected(cwd)} demo --resume --output {output}"
+    # The hint runs as printed, from there: the demo answers it (its inputs are no demo's), not the shell.
+    ran = subprocess.run(["bash", "-c", hint], cwd=cwd, env=environment, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 2 and ran.stderr.startswith("mrcrawl testweb demo --resume: "), ran.stderr
 
 
 # ---- complete help, in the documentation verbatim -------------------------------------------------
@@ -194,8 +323,9 @@ def test_a_failed_step_names_mrjobs_cause_even_with_q(tmp_path):
         command = [str(CONSOLE_SCRIPT), "crawl", str(seeds), "--depth", "1", "--conf", str(conf), "--output", str(output),
                    "--runner", "local", "-q"]
         # The run stops itself before the Parser starts (store.crawl_store.PAUSE_AT): its input is then spoilt.
-        process = subprocess.Popen(command, env={**os.environ, "MRCRAWL_PAUSE_AT": "start parse/0"},
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(command, env={**os.environ, "MRCRAWL_PAUSE_AT": "start parse/0",
+                                                 "PATH": path_without(VENV_BIN)},
+                                   cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             deadline = time.monotonic() + 120
             while Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "T":
@@ -213,7 +343,9 @@ def test_a_failed_step_names_mrjobs_cause_even_with_q(tmp_path):
     assert "Probable cause of failure" in stderr and "ValueError: not enough values to unpack" in stderr, stderr
     failed, kept = stderr.strip().splitlines()[-2:]
     assert failed.startswith("mrcrawl: parse/0 failed: ")
-    assert kept.endswith(f"then run: mrcrawl crawl {seeds} --depth 1 --conf {conf} --output {output} --runner local -q --resume")
+    # The script by its path: it is not on PATH, and not below the directory the run started in.
+    assert kept.endswith(f"then run: {CONSOLE_SCRIPT} crawl {seeds} --depth 1 --conf {conf} --output {output} "
+                         "--runner local -q --resume")
     assert "parse/0" not in json.loads((output / "crawl.json").read_text())["done"]
 
 
@@ -225,7 +357,7 @@ def rewrite_readme() -> None:
         lines = document.read_text(encoding="utf-8").splitlines()
         if not any(MARKER.match(line) for line in lines):
             continue
-        for number in range(len(lines)):
+        for number in reversed(range(len(lines))):  # from the end: a block's new length moves none still to do
             marked = MARKER.match(lines[number])
             if marked:
                 end = lines.index("```", number + 2)

@@ -140,6 +140,15 @@ def test_unknown_runner(tmp_path):
     assert not output.exists()
 
 
+def test_an_abbreviated_option_is_refused_naming_it(tmp_path):
+    """`--out` is no `--output`: a typo is not taken for the option it begins."""
+    elsewhere = tmp_path / "elsewhere"
+    result, output = run_driver(tmp_path, extra=("--out", str(elsewhere)))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"mrcrawl crawl: unrecognized arguments: --out {elsewhere}"]
+    assert not output.exists() and not elsewhere.exists()
+
+
 def test_now_that_is_not_a_time(tmp_path):
     result, output = run_driver(tmp_path, extra=("--now", "yesterday"))
     assert result.returncode == 2 and not output.exists()
@@ -177,3 +186,47 @@ def test_a_second_run_on_a_db_in_use_is_refused(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [f"{db}: another run is working on this crawl db"]
     assert not (output / "crawl.json").exists() and sorted(path.name for path in db.iterdir()) == [".lock"]
+
+
+def test_a_db_that_is_the_crawl_directory_is_refused_naming_the_mistake(tmp_path):
+    output = tmp_path / "out"
+    result, _ = run_driver(tmp_path, extra=("--db", str(output)))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"--db {output}: is the crawl directory (--output) itself; the crawl db needs a directory of its own: "
+        f"leave --db out for {output / 'db'}, or give another"]
+    assert not output.exists()
+
+
+@pytest.mark.parametrize("db, says", [
+    ("out/in", "is inside the crawl directory {output}, where the crawl writes its stores; give {output}/db "
+               "(the default) or a directory outside it"),
+    ("out/./", "is the crawl directory (--output) itself"),
+])
+def test_a_db_among_the_crawl_directory_s_stores_is_refused(tmp_path, db, says):
+    output = tmp_path / "out"
+    result, _ = run_driver(tmp_path, extra=("--db", str(tmp_path / db)))
+    assert result.returncode == 2 and says.format(output=output) in result.stderr, result.stderr
+    assert not output.exists()
+
+
+def test_a_crawl_directory_inside_the_db_is_refused(tmp_path):
+    result, output = run_driver(tmp_path, extra=("--db", str(tmp_path)))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"--output {output}: is inside the crawl db {tmp_path}; give the crawl a directory outside it"]
+    assert not output.exists()
+
+
+def test_a_db_that_is_another_crawl_s_directory_is_refused_naming_that_crawl_s_db(tmp_path):
+    first, yesterday = run_driver(tmp_path)  # its seed is blocked: no page, but a crawl directory
+    assert first.returncode == 3 and (yesterday / "crawl.json").exists()
+    other = tmp_path / "today"
+    command = [sys.executable, "-m", "mrcrawl.driver", str(tmp_path / "seeds.txt"), "--depth", "1",
+               "--conf", str(tmp_path / "c.yaml"), "--output", str(other), "--db", str(yesterday)]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, env=environment_without_contact())
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"--db {yesterday}: is a crawl directory (it holds crawl.json), not a crawl db; "
+        f"that crawl's db is {yesterday / 'db'}"]
+    assert not (other / "crawl.json").exists() and not (yesterday / "db.json").exists()

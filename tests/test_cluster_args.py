@@ -80,6 +80,7 @@ LAYER = 2  # a middle layer: the optimizer then reads three layers of stores
 REDUCERS = 4
 STARTED_AT = "2026_01_02_03_04_05"
 RUN = "2026-01-02T03:04:05.000Z"
+CLOCK_OFFSET = 86_400.5  # the run's clock, a day ahead of the wall clock (--now)
 DB_PARTITIONS = 16
 HDFS_ROOT = "hdfs://namenode/crawl/zh"
 S3_ROOT = "s3://bucket/crawl/zh"
@@ -186,7 +187,7 @@ def plan(runner: str, root: str, spark_master: str | None = None, mrjob_conf: st
     config = load_config(REPO / "seeds" / "zh.yaml", {"MRCRAWL_CONTACT": "https://crawler.example.org/"})  # the operator's
     store = PlannedStore(root)
     state = CrawlState(config={}, seeds="/seeds/zh.txt", seeds_count=1, run=RUN, started_at=STARTED_AT,
-                       db=db_root(None, store))
+                       db=db_root(None, store), clock_offset=CLOCK_OFFSET)
     settings = RunnerSettings(runner, mrjob_conf=mrjob_conf, spark_master=spark_master, reducers=REDUCERS)
     launcher = Launcher(settings)
     pipeline = PlannedPipeline(store, state, PlannedDb(ClusterCrawlStore(state.db)), launcher)
@@ -280,7 +281,8 @@ def check_streaming_step(name, job, options, wrapper, task_python, root, output_
     task = f"{wrapper_name} {task_python} {script} --step-num=0"
     # Every job is told the crawl's context; the crawl's config is shipped from the store, and tasks open their copy.
     assert files["config.json"] == f"{root}/config.json"
-    task_args = f"--crawl-config config.json --layer {job.options.layer} --db-partitions {DB_PARTITIONS} --run {RUN}"
+    task_args = (f"--crawl-config config.json --layer {job.options.layer} --db-partitions {DB_PARTITIONS} --run {RUN}"
+                 f" --clock-offset {CLOCK_OFFSET}")
     if job.READS_WHOLE_FILES:
         # The seeds, the batch and the duplicates are shipped from the store as well.
         shipped = (("seeds", job.options.seeds_part), ("batch", job.options.batch_part),
@@ -513,6 +515,7 @@ def test_spark_submit_arguments_of_every_job_on_yarn(absent):
                 assert not job.options.batch_sorted
                 assert "--spark-whole-files" in program_args and options["--spark-counters"]
                 assert options["--db-partitions"] == [str(DB_PARTITIONS)] and options["--run"] == [RUN]
+                assert options["--clock-offset"] == [str(CLOCK_OFFSET)]
                 for kind, parts in (("seeds", job.options.seeds_part), ("batch", job.options.batch_part),
                                     ("duplicates", job.options.duplicates_part)):
                     # Shipped to every executor, and named by its name there.
@@ -523,7 +526,8 @@ def test_spark_submit_arguments_of_every_job_on_yarn(absent):
                 assert program_args[1:3] == [",".join(inputs), output]
                 options = program_args[3:]
                 assert f"{HDFS_ROOT}/config.json" in shipped
-                job_args = f"--crawl-config config.json --layer {job.options.layer} --db-partitions {DB_PARTITIONS} --run {RUN}"
+                job_args = (f"--crawl-config config.json --layer {job.options.layer} --db-partitions {DB_PARTITIONS}"
+                            f" --run {RUN} --clock-offset {CLOCK_OFFSET}")
                 assert options[options.index("--job-args") + 1] == job_args
                 if name in JOBS_WITH_REDUCER:
                     assert options[options.index("--num-reducers") + 1] == str(REDUCERS)

@@ -11,20 +11,23 @@ from pathlib import Path
 import pytest
 import yaml
 
-from crawl_support import driver_command
+from crawl_support import driver_command, write_inputs
 from mrcrawl.config import (
     ConfigError,
     CrawlConfig,
     RevisitConfig,
     Setting,
+    config_with_settings,
     default_of,
     dns_server_address,
     load_config,
+    parse_setting,
     settings_of,
     settings_table,
 )
 from mrcrawl.fetch.robots import agent_token
 from mrcrawl.frontier.db_update import DAY, RevisitPolicy
+from mrcrawl.store.crawl_state import config_differences
 
 
 def test_defaults_follow_the_contract(tmp_path):
@@ -339,3 +342,166 @@ def test_the_documented_table_is_the_declared_one():
     """docs/configuration.md shows settings_table() as it is: paste it there when a setting changes."""
     page = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text(encoding="utf-8")
     assert settings_table() in page
+
+
+# ---- -s KEY=VALUE: one run's overrides ----------------------------------------------
+
+@pytest.mark.parametrize("text, key, value", [
+    ("delay=2", "delay", 2),
+    ("obey_robots=false", "obey_robots", False),
+    ('url_allow=["^http://a/", "^http://b/"]', "url_allow", ["^http://a/", "^http://b/"]),
+    ("revisit.max_days=60", "revisit.max_days", 60),
+    ("proxy=", "proxy", None),
+    ("contact=ops@example.org", "contact", "ops@example.org"),
+    ("url_deny=[a=b]", "url_deny", ["a=b"]),  # the first = ends the key
+])
+def test_a_setting_is_a_key_and_a_yaml_value(text, key, value):
+    assert parse_setting(text) == (key, value)
+
+
+@pytest.mark.parametrize("text, says", [
+    ("delay", "-s: 'delay': give KEY=VALUE"),
+    ("=2", "-s: '=2': give KEY=VALUE"),
+    ("delay=[1", "-s: delay: not a YAML value: '[1'"),
+])
+def test_a_setting_that_is_no_key_and_value_is_refused(text, says):
+    with pytest.raises(ConfigError) as error:
+        parse_setting(text)
+    assert str(error.value).startswith(says), error.value
+
+
+def test_settings_override_the_file_s_keys_nested_ones_too(tmp_path):
+    path = write_config(tmp_path, "user_agent: a/1\ndelay: 5\nrevisit:\n  grow: 2\n")
+    config = load_config(path, {}, {"delay": 2, "obey_robots": False, "url_allow": ["^http://a/"],
+                                    "revisit.max_days": 60, "revisit.first_days": 3})
+    assert (config.delay, config.obey_robots, config.url_allow) == (2.0, False, ["^http://a/"])
+    assert isinstance(config.delay, float)
+    assert config.revisit == RevisitConfig(max_days=60.0, first_days=3.0, grow=2.0)
+    # The file is read as it was without them.
+    assert load_config(path, {}).delay == 5.0
+
+
+def test_settings_of_a_checked_config_are_checked_alike(tmp_path):
+    config = load_config(write_config(tmp_path, "user_agent: a/1\n"), {})
+    assert config_with_settings(config, {"delay": 3, "revisit.max_days": 40}) == dataclasses.replace(
+        config, delay=3.0, revisit=RevisitConfig(max_days=40.0))
+    assert config_with_settings(config, {"contact": "ops@example.org"}).user_agent.endswith(" (+ops@example.org)")
+    with pytest.raises(ConfigError, match=r"^-s: delay: must be a number of seconds >= 0, got -1$"):
+        config_with_settings(config, {"delay": -1})
+
+
+@pytest.mark.parametrize("settings, says", [
+    ({"dealy": 2}, "-s: dealy: unknown key (known keys: "),
+    ({"delay": -1}, "-s: delay: must be a number of seconds >= 0, got -1"),
+    ({"threads": "many"}, "-s: threads: must be an integer >= 1, got 'many'"),
+    ({"obey_robots": "maybe"}, "-s: obey_robots: must be true or false, got 'maybe'"),
+    ({"url_allow": "^http://a/"}, "-s: url_allow: must be a list of regular expressions"),
+    ({"url_allow": ["^http://(a"]}, "-s: url_allow[0]: bad regular expression"),
+    ({"revisit.max_dayz": 60}, "-s: revisit.max_dayz: unknown key (known keys of revisit: "),
+    ({"revisit.max_days": 0}, "-s: revisit.max_days: must be a number of days > 0, got 0"),
+    ({"revisit": {"grow": 0.5}}, "-s: revisit.grow: must be a number >= 1"),
+    ({"fetch.delay": 2}, "-s: fetch.delay: unknown key (known keys: "),
+    # A relation between keys is the whole config's: the file's with the settings.
+    ({"revisit.max_days": 5}, "zh.yaml (with -s): revisit.max_days: must be >= revisit.first_days (7, the default), got 5"),
+])
+def test_a_bad_setting_is_refused_as_the_file_s_key_would_be_naming_it(tmp_path, settings, says):
+    with pytest.raises(ConfigError) as error:
+        load_config(write_config(tmp_path, "user_agent: a/1\n"), {}, settings)
+    assert says in str(error.value), error.value
+    assert "\n" not in str(error.value)
+
+
+def driver(arguments, **run):
+    return subprocess.run([*driver_command(*arguments[:4]), *arguments[4:]], capture_output=True, text=True,
+                          timeout=300, **run)
+
+
+def test_a_crawl_takes_settings_keeps_them_in_crawl_json_and_a_resume_needs_the_same(tmp_path, web_server):
+    seeds, conf, _ = write_inputs(web_server, tmp_path)
+    output = tmp_path / "crawl"
+    settings = ["-s", "delay=0", "--set", "revisit.max_days=60", "-s", "url_deny=['/denied/', '/science/']"]
+    first = driver([seeds, conf, output, 1, *settings])
+    assert first.returncode == 0, first.stderr
+    checked = json.loads((output / "config.json").read_text(encoding="utf-8"))
+    assert (checked["delay"], checked["revisit"]["max_days"], checked["url_deny"]) == (0.0, 60.0, ["/denied/", "/science/"])
+    state = json.loads((output / "crawl.json").read_text(encoding="utf-8"))
+    assert state["settings"] == {"delay": 0, "revisit.max_days": 60, "url_deny": ["/denied/", "/science/"]}
+    assert state["config"]["delay"] == 0.0
+
+    other = driver([seeds, conf, output, 2, "-s", "delay=1", *settings[2:], "--resume"])
+    assert other.returncode == 2 and other.stderr.strip().splitlines() == [
+        f"-s delay: differs from the -s settings of the crawl in {output}: delay (0 in the crawl, 1 here); "
+        "resume with the same -s settings, or crawl into another --output"]
+    missing = driver([seeds, conf, output, 2, "--resume"])
+    assert missing.returncode == 2 and "-s delay, revisit.max_days, url_deny: differs from the -s settings" in missing.stderr
+    assert ": delay (0 in the crawl, not given here); revisit.max_days (60 in the crawl, not given here); " in missing.stderr
+
+    resumed = driver([seeds, conf, output, 2, *settings, "--resume"])
+    assert resumed.returncode == 0, resumed.stderr
+    assert json.loads((output / "crawl.json").read_text(encoding="utf-8"))["depth"] == 2
+    # The home pages link /science/ pages, which url_deny as -s set it kept out of both layers.
+    assert any("/science/" in link for home in web_server.seeds for link in web_server.web.page(home).links)
+    assert not [entry.path for entry in web_server.log if "/science/" in entry.path]
+
+
+def test_mrcrawl_crawl_takes_settings_as_a_keyword(tmp_path):
+    """The Python entry point: `settings=` is the command's -s, with a
+    config file or a checked config; a bad one is refused before anything
+    is written.  Its one seed is on loopback, which the config does not
+    allow: the crawl ends with no page fetched, and sends no request."""
+    import mrcrawl
+
+    path = write_config(tmp_path, "user_agent: a/1\n")
+    output = tmp_path / "crawl"
+    result = mrcrawl.crawl(["http://127.0.0.2:9/"], 1, path, output=str(output),
+                           settings={"delay": 0.5, "revisit.max_days": 60})
+    assert result.status == 3
+    checked = CrawlConfig.from_json((output / "config.json").read_text(encoding="utf-8"))
+    assert (checked.delay, checked.revisit.max_days) == (0.5, 60.0)
+    again = mrcrawl.crawl(["http://127.0.0.2:9/"], 1, load_config(path, {}), output=str(tmp_path / "again"),
+                          settings={"threads": 2})
+    assert again.status == 3
+    assert CrawlConfig.from_json((tmp_path / "again" / "config.json").read_text(encoding="utf-8")).threads == 2
+    with pytest.raises(ConfigError, match="-s: threads: must be an integer >= 1, got 0"):
+        mrcrawl.crawl(["http://127.0.0.2:9/"], 1, path, output=str(tmp_path / "refused"), settings={"threads": 0})
+    assert not (tmp_path / "refused").exists()
+
+
+# ---- a resume with another config names what changed ---------------------------------------------
+
+def test_config_differences_show_both_values_and_a_list_s_items():
+    before = {"delay": 1.0, "url_allow": ["^http://a/", "^http://c/"], "revisit": {"grow": 1.5, "shrink": 0.5},
+              "user_agent": "newsbot/1.0 (+https://news.example.org/about/our/crawler/and/whom/to/call)", "name": "zh"}
+    given = {"delay": 2.0, "url_allow": ["^http://a/", "^http://b/"], "revisit": {"grow": 2.0, "shrink": 0.5},
+             "user_agent": "newsbot/1.1 (+https://news.example.org/about/our/crawler/and/whom/to/call)", "name": "zh"}
+    assert config_differences(before, given) == [
+        ("delay", "1.0 in the crawl, 2.0 here"),
+        ("revisit.grow", "1.5 in the crawl, 2.0 here"),
+        ("url_allow", "'^http://b/' added here, '^http://c/' only in the crawl"),
+        ("user_agent", "'newsbot/1.0 (+https://news.e…ur/crawler/and/whom/to/call)' in the crawl, "
+                       "'newsbot/1.1 (+https://news.e…ur/crawler/and/whom/to/call)' here"),
+    ]
+    many = [f"^http://site{number}/" for number in range(6)]
+    assert config_differences({"url_deny": []}, {"url_deny": many}) == [
+        ("url_deny", "'^http://site0/' added here, '^http://site1/' added here, '^http://site2/' added here, "
+                     "3 more added here")]
+    assert config_differences({"url_deny": ["a", "b"]}, {"url_deny": ["b", "a"]}) == [
+        ("url_deny", "the same items in another order or number: ['a', 'b'] in the crawl, ['b', 'a'] here")]
+
+
+def test_a_resume_with_a_changed_url_allow_names_the_values(tmp_path):
+    """The crawl's one seed is refused by the guard (no request is sent):
+    it still leaves a crawl to resume."""
+    path = write_config(tmp_path, "user_agent: a/1\nurl_allow: ['^http://127\\.0\\.0\\.2:9/']\n")
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("http://127.0.0.2:9/\n", encoding="utf-8")
+    output = tmp_path / "crawl"
+    assert driver([seeds, path, output, 1]).returncode == 3
+    path.write_text("language: zh\nuser_agent: a/1\nurl_allow: ['^http://127\\.0\\.0\\.2:9/', '^http://127\\.0\\.0\\.3:9/']\n",
+                    encoding="utf-8")
+    refused = driver([seeds, path, output, 1, "--resume"])
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        f"{path}: url_allow: differs from the config of the crawl in {output}: "
+        "url_allow ('^http://127\\\\.0\\\\.0\\\\.3:9/' added here); "
+        "resume with the same config, or crawl into another --output"]

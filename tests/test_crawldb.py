@@ -34,6 +34,7 @@ from mrcrawl.frontier.crawldb import (
     claim_prefix,
     create_db,
     digest_partition_of,
+    is_signature_key,
     key_bytes,
     lines_starting,
     merge_partition,
@@ -105,7 +106,8 @@ def partition_lines(db: Path, digests: bool = False) -> dict[int, list[bytes]]:
 
 
 def check_digests(db: Path) -> dict[str, dict]:
-    """The digest index's originals by digest, after checking its layout."""
+    """The digest index's originals by payload digest, after checking its
+    layout (its content signatures' too)."""
     originals = {}
     lines_of = partition_lines(db, digests=True)
     for partition, lines in lines_of.items():
@@ -115,7 +117,7 @@ def check_digests(db: Path) -> dict[str, dict]:
             digest, original = json.loads(line.split(b"\t", 1)[0]), json.loads(line.split(b"\t", 1)[1])
             assert digest not in originals and digest_partition_of(digest, len(lines_of)) == partition
             originals[digest] = original
-    return originals
+    return {digest: original for digest, original in originals.items() if not is_signature_key(digest)}
 
 
 def check_db(db: Path) -> dict[str, dict]:

@@ -11,10 +11,14 @@ import base64
 import hashlib
 import http.server
 import json
+import os
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
@@ -26,8 +30,11 @@ import pytest
 from warcio.archiveiterator import ArchiveIterator
 from warcio.cli import main as warcio_main
 
-from crawl_support import PageHandler, crawl, read_records, write_inputs
+from crawl_support import PageHandler, crawl, crawled_test_web, driver_command, outs_by_fetch, read_records, write_inputs
+from mrcrawl import driver
 from mrcrawl.config import CrawlConfig
+from mrcrawl.crawl_dir import UsageError
+from mrcrawl.driver import parse_args
 from mrcrawl.export import run_exports
 from mrcrawl.export import main as export_main
 from mrcrawl.fetch.connection import known_for_request
@@ -40,6 +47,7 @@ from mrcrawl.page.urls import normalize_url
 from mrcrawl.store.crawl_reader import CrawlReader
 from mrcrawl.store.records import FETCHED, NOT_HTML, REDIRECT, new_frontier_entry, payload_digest
 from mrcrawl.testweb import expected_duplicates, expected_layers_for_config, start_test_web
+from test_kill_anywhere import kill, start_paused_at
 
 DEPTH = 3
 
@@ -48,16 +56,14 @@ DEPTH = 3
 def exported(tmp_path_factory):
     """A crawl of the test web with both exports written, and everything the checks compare with."""
     directory = tmp_path_factory.mktemp("export")
-    output = directory / "crawl"
     with start_test_web(seed=1) as server:
-        seeds, conf, config = write_inputs(server, directory)
-        assert crawl(seeds, conf, output, DEPTH) == 0
+        _, _, config, output = crawled_test_web(server, directory, DEPTH)
         web = server.web
         layers = expected_layers_for_config(web, config, server.seeds, DEPTH)
     summary = run_exports(output, ["warc", "index"])
     docs = [doc for layer in range(DEPTH) for _, doc in read_records(output / "doc" / str(layer))]
-    outs = {(url, out["timestamp"]): out for layer in range(DEPTH) for url, out in read_records(output / "out" / str(layer))}
-    return SimpleNamespace(web=web, output=output, config=config, summary=summary, docs=docs, outs=outs,
+    return SimpleNamespace(web=web, output=output, config=config, summary=summary, docs=docs,
+                           outs=outs_by_fetch(output, DEPTH),
                            warc=read_warc_files(output / "warc"),
                            duplicates=expected_duplicates(web, layers, config["max_page_bytes"]))
 
@@ -490,8 +496,111 @@ def test_cli_refuses_a_directory_without_a_crawl(tmp_path, capsys):
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and str(tmp_path) in error and "no crawl" in error
     assert not (tmp_path / "warc").exists()
-    with pytest.raises(ValueError, match="unknown export"):
+    with pytest.raises(ValueError, match="cdx: unknown export"):
         run_exports(tmp_path, ["cdx"])
+
+
+def test_export_takes_a_list_of_kinds_as_crawl_export_does(exported, tmp_path, capsys):
+    """`export warc,index DIR` writes both, as `crawl --export warc,index`
+    does; the list is read one way for both commands, and refused alike."""
+    copy = tmp_path / "crawl"
+    shutil.copytree(exported.output, copy, ignore=shutil.ignore_patterns("warc", "index"))
+    crawl_words = ["seeds.txt", "--depth", "1", "--conf", "conf.yaml", "--export"]
+    assert parse_args([*crawl_words, " index, warc,index"]).export == ["index", "warc"]
+    assert export_main([" index, warc,index", str(copy)]) == 0
+    said = capsys.readouterr().err.splitlines()
+    assert [line.split(":")[0] for line in said] == ["index", "warc"]
+    assert list((copy / "index").glob("*.parquet")) and list((copy / "warc").glob("*.warc.gz"))
+    with pytest.raises(UsageError, match="^mrcrawl crawl: --export cdx: unknown export; choose from warc, index$"):
+        parse_args([*crawl_words, "warc,cdx"])
+    for kinds, refusal in [("warc,cdx", "cdx: unknown export; choose from warc, index"),
+                           (",", "KINDS: name an export: warc, index, or both")]:
+        with pytest.raises(SystemExit) as refused:
+            export_main([kinds, str(copy)])
+        assert refused.value.code == 2 and capsys.readouterr().err == f"mrcrawl export: {refusal}\n"
+
+
+def export_command(directory: Path, kinds: str = "warc") -> list[str]:
+    return [sys.executable, "-m", "mrcrawl.export", kinds, str(directory)]
+
+
+def test_an_export_refuses_a_crawl_a_run_is_working_on_and_one_not_finished(tmp_path):
+    """The issue's export, run while the crawl ran, wrote the little the crawl
+    had then and left it in place.  An export of a crawl that a run holds is
+    refused, naming that run; of one whose run was killed, refused with what
+    to do; of the crawl resumed to its end, written."""
+    output, log = tmp_path / "crawl", tmp_path / "crawl.log"
+    with start_test_web(seed=1) as server:
+        seeds, conf, _ = write_inputs(server, tmp_path)
+        command = driver_command(seeds, conf, output, 2)
+        running = start_paused_at(command, "start crawl/1", log)
+        try:
+            refused = subprocess.run(export_command(output), capture_output=True, text=True, timeout=120)
+        finally:
+            kill(running)
+        # The run as it was started: `python -m` makes the module's file its first word.
+        run = shlex.join([str(Path(driver.__file__)), *command[3:]])
+        assert (refused.returncode, refused.stdout, refused.stderr) == (2, "", (
+            f"mrcrawl export: {output}: another run is working on this crawl directory (pid {running.pid}: {run}); "
+            "export once that run has ended\n"))
+        assert not (output / "warc").exists()
+
+        refused = subprocess.run(export_command(output, "warc,index"), capture_output=True, text=True, timeout=120)
+        assert (refused.returncode, refused.stdout) == (2, "")
+        said = refused.stderr.splitlines()
+        assert len(said) == 1 and said[0].startswith(
+            f"mrcrawl export: {output}: the crawl is not finished (its last finished step is optimize/0); finish it "
+            "with the command that started it and --resume (")
+        assert said[0].endswith("-m mrcrawl.driver ... --resume), then export it")
+        assert not (output / "warc").exists() and not (output / "index").exists()
+
+        resumed = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=300)
+        assert resumed.returncode == 0, resumed.stderr
+        server.wait_idle()
+    exported = subprocess.run(export_command(output, "warc,index"), capture_output=True, text=True, timeout=120)
+    assert exported.returncode == 0, exported.stderr
+    assert [line.split(":")[0] for line in exported.stderr.splitlines()] == ["warc", "index"]
+    assert list((output / "warc").glob("*.warc.gz")) and list((output / "index").glob("*.parquet"))
+    assert not list((output / ".work").glob("export-*"))
+
+
+def warc_hashes(directory: Path) -> dict[str, str] | None:
+    """Each WARC file's SHA-1 by name; None when there is no export in place."""
+    if not directory.exists():
+        return None
+    return {path.name: hashlib.sha1(path.read_bytes()).hexdigest() for path in sorted(directory.iterdir())}
+
+
+# Where an export is killed: before it writes (`start`), once it has written
+# into its scratch directory (`written`), and while replacing the previous
+# export (`replacing`: the previous one moved aside, the new one not in place).
+EXPORT_KILLS = [("start export-warc", None), ("start export-warc", 0.3), ("written export-warc", None),
+                ("replacing export-warc", None)]
+
+
+@pytest.mark.parametrize("point, wait", EXPORT_KILLS, ids=["before writing", "while writing", "written",
+                                                           "while replacing"])
+def test_a_killed_export_leaves_the_previous_export_whole(exported, tmp_path, point, wait):
+    """An export killed (SIGKILL) anywhere leaves in place the previous export
+    whole, or none while it was replacing it: never part of one.  The next
+    export puts the previous one back before it writes, so that it is kept
+    if that one is killed too; the one after writes a whole export."""
+    copy, log = tmp_path / "crawl", tmp_path / "export.log"
+    shutil.copytree(exported.output, copy, ignore=shutil.ignore_patterns("xml", "index"))
+    previous = warc_hashes(copy / "warc")
+    killed = start_paused_at(export_command(copy), point, log)
+    if wait is not None:  # let it go on writing, and kill it some way in
+        os.kill(killed.pid, signal.SIGCONT)
+        time.sleep(wait * exported.summary["warc"]["seconds"])
+    kill(killed)
+    assert killed.returncode == -signal.SIGKILL, "the export ended before it was killed"
+    assert warc_hashes(copy / "warc") == (None if point.startswith("replacing") else previous)
+    kill(start_paused_at(export_command(copy), "start export-warc", log))
+    assert warc_hashes(copy / "warc") == previous
+    done = subprocess.run(export_command(copy), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert sum(map(len, read_warc_files(copy / "warc").values())) == sum(map(len, exported.warc.values()))
+    assert not list((copy / ".work").glob("export-*")), "an export's scratch or previous output left behind"
 
 
 def test_driver_exports_after_the_crawl(tmp_path):

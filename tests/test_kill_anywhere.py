@@ -270,8 +270,9 @@ def crawl_contents(output: Path) -> dict[str, object]:
             continue
         if name == "crawl.json":
             state = json.loads(path.read_text())
-            # The steps done, in order; the db's path is each run's own.
-            contents[name] = {**state, "done": list(state["done"]), "db": None}
+            # The steps done, in order; the db's path, and the clock's offset
+            # from the real time each run began at, are each run's own.
+            contents[name] = {**state, "done": list(state["done"]), "db": None, "clock_offset": None}
         elif path.suffix == ".gz":
             contents[name] = warc_records(path)
         elif path.suffix == ".parquet":

@@ -108,7 +108,8 @@ def test_only_the_jobs_the_glue_and_the_cluster_store_import_mrjob(name):
 
 
 def test_no_stage_imports_the_commands_or_the_tools():
-    outside = ({"mrcrawl.cli", "mrcrawl.driver", "mrcrawl.export", "mrcrawl.db", "mrcrawl.report", "mrcrawl.plan",
+    outside = ({"mrcrawl.cli", "mrcrawl.driver", "mrcrawl.export", "mrcrawl.db", "mrcrawl.show", "mrcrawl.parsechecker",
+                "mrcrawl.inject", "mrcrawl.report", "mrcrawl.plan",
                 "mrcrawl.pipeline", "mrcrawl.crawl_dir", "mrcrawl.seeds", "mrcrawl.interrupts", "mrcrawl.progress"}
                | {f"mrcrawl.{tool}" for tool in TOOLS})
     for name in MODULES:
@@ -142,8 +143,8 @@ def test_no_module_imports_itself_through_a_circle():
 def test_the_moved_flat_modules_are_gone():
     """The old flat layout: a module left behind would be a second copy."""
     flat = {path.stem for path in (REPO / "mrcrawl").glob("*.py")}
-    assert flat == {"__init__", "__main__", "cli", "config", "crawl_dir", "db", "driver", "export", "interrupts", "logs",
-                    "pipeline", "plan", "progress", "seeds"}
+    assert flat == {"__init__", "__main__", "cli", "config", "crawl_dir", "db", "driver", "export", "inject",
+                    "interrupts", "logs", "parsechecker", "pipeline", "plan", "progress", "seeds", "show"}
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

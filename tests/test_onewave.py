@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from jobs.merge import MRMerge
-from mrcrawl.mr.launcher import package_root
+from mrcrawl.config import CrawlConfig
 from mrcrawl.frontier.merge import best_stored_record
+from mrcrawl.mr.launcher import package_root
 from mrcrawl.mr.onewave import _copy_range, _key_boundary, _next_line_start, _previous_line_start
 from mrcrawl.store.protocols import Utf8JsonProtocol
 from mrcrawl.store.records import FETCHED, HTTP_ERROR, encode_body, new_doc
@@ -114,7 +115,9 @@ def test_merge_over_awkward_part_files(tmp_path, runner):
             (directory / "part-00002").write_bytes(b"\n".join(lines[60:]) + b"\n")
         inputs.append(f"{directory}/part-*")
     output = tmp_path / "merged"
-    args = ["-r", runner, "--output-dir", str(output), "--python-bin", sys.executable]
+    config = tmp_path / "config.json"  # a CrawlJob is told the crawl's config, as the launcher tells it
+    config.write_text(CrawlConfig(language="en", user_agent="mrcrawl-test/1.0").to_json(), encoding="utf-8")
+    args = ["-r", runner, "--output-dir", str(output), "--python-bin", sys.executable, "--crawl-config", str(config)]
     if runner == "local":
         args += ["--no-bootstrap-mrjob", "--cmdenv", f"PYTHONPATH={package_root()}"]
     with MRMerge(args=args + inputs).make_runner() as job_runner:

@@ -17,6 +17,7 @@ import pytest
 
 from crawl_support import driver_command, frontier, web_agent_token, write_inputs
 from mrcrawl.page.urls import host_key
+from mrcrawl.progress import BAR_WIDTH
 from mrcrawl.testweb import expected_layers_for_config, start_test_web
 
 DEPTH = 2
@@ -88,12 +89,11 @@ def test_plain_lines_follow_the_crawl_step(server, piped_crawl):
         assert eta >= bound - DELAY - (elapsed + 0.5) - 1, (eta, elapsed, bound, lines)
 
 
-def test_a_terminal_sees_a_redrawn_bar(server, tmp_path):
-    command, config = crawl_args(server, tmp_path, "--runner", "inline")
-    layer_urls = len(expected_layers_for_config(server.web, config, server.seeds, DEPTH)[1])
+def run_on_a_terminal(command: list[str], columns: int) -> str:
+    """Run `command` with a pseudo-terminal `columns` wide as its stderr; what it wrote there."""
     controller, terminal = pty.openpty()
     # A new pseudo-terminal is 0 columns wide; a terminal window has a size.
-    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24 if columns else 0, columns, 0, 0))
     process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=terminal)
     os.close(terminal)
     seen = b""
@@ -115,9 +115,30 @@ def test_a_terminal_sees_a_redrawn_bar(server, tmp_path):
         os.close(controller)
         if process.poll() is None:
             process.kill()
-    text = seen.decode("utf-8", errors="replace")
-    draws = re.findall(rf"\rcrawl/1: +\d+%\|[^|]*\| (\d+)/{layer_urls}\b", text)
+    return seen.decode("utf-8", errors="replace")
+
+
+def test_a_terminal_sees_a_redrawn_bar(server, tmp_path):
+    command, config = crawl_args(server, tmp_path, "--runner", "inline")
+    layer_urls = len(expected_layers_for_config(server.web, config, server.seeds, DEPTH)[1])
+    text = run_on_a_terminal(command, columns=120)
+    draws = re.findall(rf"\rcrawl/1: +\d+%\|([^|]*)\| (\d+)/{layer_urls} pages, [\d.]+ pages/s", text)
     # The bar is drawn over itself, in place, several times while the layer runs, and counts up.
     assert len(draws) >= 4, text[-2000:]
-    counts = [int(count) for count in draws]
+    counts = [int(count) for _, count in draws]
     assert counts == sorted(counts) and counts[-1] > counts[0]
+    # The count is shown once, and the bar keeps its width whatever follows it.
+    assert not re.search(r"\d+/\d+, \d+/\d+ pages", text), text[-2000:]
+    assert {len(bar) for bar, _ in draws} == {BAR_WIDTH}, draws
+
+
+def test_a_terminal_with_no_size_sees_the_plain_lines(server, tmp_path):
+    """A pseudo-terminal a program makes has no size until it is given one:
+    a bar there would be drawn 0 characters wide, and show nothing."""
+    command, config = crawl_args(server, tmp_path, "--runner", "inline", "--progress-every", str(EVERY))
+    text = run_on_a_terminal(command, columns=0)
+    lines = [line for line in text.replace("\r\n", "\n").split("\n") if line.startswith("crawl/1:")]
+    assert len(lines) >= 4 and all(LINE.match(line) for line in lines), text[-2000:]
+    layer_urls = len(expected_layers_for_config(server.web, config, server.seeds, DEPTH)[1])
+    assert int(LINE.match(lines[-1])[1]) == layer_urls
+    assert "\r" not in text.replace("\r\n", "\n")  # nothing drawn over itself

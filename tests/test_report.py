@@ -10,10 +10,12 @@ README's screenshot is made from the same two days).
 from __future__ import annotations
 
 import base64
+import http.server
 import json
 import shutil
 import subprocess
 import sys
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -21,7 +23,7 @@ import pytest
 from lxml import html
 from selenium.webdriver.common.by import By
 
-from crawl_support import crawl, crawl_docs, db_records, xml_pages
+from crawl_support import PageHandler, crawl, crawl_docs, db_records, read_records, write_config, xml_pages
 from report_support import DAYS, DEPTH, crawl_two_days, start_browser
 from test_failed_crawls import write_unanswered_inputs
 from mrcrawl.driver import EXIT_NOTHING_FETCHED, EXIT_OK
@@ -117,9 +119,47 @@ def test_day_one_is_the_web_as_it_was_on_day_one(days):
     assert figures.errors[FailureKind.HTTP_5XX].count == len(failing & set(reachable))
 
 
+def summary_rows(report: Path) -> dict[str, str]:
+    page = html.parse(str(report))
+    return {row[0].text_content(): row[1].text_content() for row in page.xpath("//table[@id='summary-table']/tr[td]")}
+
+
+def test_the_summary_names_the_runs_xml_pages_and_due_urls(days):
+    """The counts are the steps' counters, and those are what the stores hold:
+    the lines of xml/, and the frontier entries of layer 0 that are no seeds."""
+    for day in DAYS:
+        output = days.outputs[day]
+        summary = summary_rows(output / "report.html")
+        done = json.loads((output / "crawl.json").read_text())["done"]
+        [xml_step] = [step for name, step in done.items() if name.startswith("xml/")]
+        pages = len(xml_pages(output))
+        assert xml_step["counters"]["xml"]["pages"] == pages
+        assert summary["XML pages written"].split()[0] == f"{pages:,}"
+        due = sum(not entry["seed"] for _, entry in read_records(output / "in" / "0"))
+        assert done["generate/0"]["counters"]["generate"].get("due urls", 0) == due
+        assert summary["URLs due"].split()[0] == f"{due:,}"
+    # Day 1 found an empty db; on day 2 the hubs and the articles of day 1 were due, and some changed.
+    assert summary_rows(days.outputs[1] / "report.html")["URLs due"].split()[0] == "0"
+    assert due > 0 and 0 < pages < sum(1 for doc in crawl_docs(output) if doc["outcome"] == FETCHED)
+
+
+def test_a_step_whose_runner_reported_no_counters_is_said_to_be_uncounted(days, tmp_path):
+    """Spark reports no counters of an ordinary step: crawl.json keeps them empty."""
+    copy = shutil.copytree(days.outputs[2], tmp_path / "day2")
+    state = json.loads((copy / "crawl.json").read_text())
+    for name, step in state["done"].items():
+        if name.startswith(("xml/", "generate/")):
+            step["counters"] = {}
+    (copy / "crawl.json").write_text(json.dumps(state))
+    assert main([str(copy)]) == EXIT_OK
+    summary = summary_rows(copy / "report.html")
+    assert summary["XML pages written"].startswith("not counted: ")
+    assert summary["URLs due"].startswith("not counted: ")
+
+
 def test_the_page_says_what_the_figures_say(days):
     page = html.parse(str(days.outputs[2] / "report.html"))
-    summary = {row[0].text_content(): row[1].text_content() for row in page.xpath("//table[@id='summary-table']/tr[td]")}
+    summary = summary_rows(days.outputs[2] / "report.html")
     outcomes = crawl_counters(days.outputs[2], "outcome")
     assert summary["URLs attempted"] == f"{sum(outcomes.values()):,}"
     assert summary["pages fetched"] == f"{outcomes[FETCHED]} fetched, {outcomes[NOT_MODIFIED]} not modified"
@@ -188,6 +228,90 @@ def test_the_report_in_a_browser(days, tmp_path):
         assert browser.title == f"mrcrawl report: {HOSTILE['name']}"
         logged = browser.get_log("browser")
         assert not [entry for entry in logged if entry["level"] == "SEVERE"], logged
+    finally:
+        browser.quit()
+
+
+# A site whose URLs, and the errors they end in, are long unbroken words.
+LONG_WORD = 240
+REPORT_WINDOW = 1280  # CSS pixels: a laptop's window
+
+
+class LongWordsSite(PageHandler):
+    """Its home links two pages whose paths are one long word: one missing
+    (404), one that redirects to a Location that is no http(s) URL, which
+    its record's error quotes."""
+
+    MISSING = "/" + "m" * LONG_WORD + ".html"
+    ODD_REDIRECT = "/" + "r" * LONG_WORD
+    ODD_LOCATION = "ftp://" + "f" * LONG_WORD
+
+    def do_GET(self):
+        if self.path == "/":
+            links = "".join(f'<a href="{path}">a link</a> ' for path in (self.MISSING, self.ODD_REDIRECT))
+            self.send_html(f"<html><head><title>Home</title></head><body><p>{links}</p></body></html>".encode())
+        elif self.path == self.ODD_REDIRECT:
+            self.send_response(302)
+            self.send_header("Location", self.ODD_LOCATION)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        else:
+            self.send_error(404)
+
+
+def crawl_long_words(directory: Path) -> Path:
+    """A crawl of LongWordsSite into a directory of a long name: its report."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), LongWordsSite)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        home = f"http://127.0.0.1:{server.server_address[1]}/"
+        config = {"language": "en", "user_agent": "mrcrawl-test/1.0 (+http://127.0.0.1/)", "delay": 0,
+                  "retries": 0, "timeout": 2, "allow_private_networks": True}
+        seeds, conf = write_config(directory / "inputs", config, [home])
+        output = directory / ("crawl-directory-of-a-long-name-" + "d" * 120)
+        assert crawl(seeds, conf, output, 2) == EXIT_OK
+    finally:
+        server.shutdown()
+        server.server_close()
+    return output / "report.html"
+
+
+# Each table, and each of its cells, against the box it sits in; the page against the window.
+OVERFLOWS = """
+const overflows = [];
+const page = document.documentElement;
+if (page.scrollWidth > page.clientWidth) overflows.push(`the page: ${page.scrollWidth} > ${page.clientWidth} px`);
+for (const table of document.querySelectorAll('table')) {
+  const box = table.parentElement.getBoundingClientRect();
+  const shape = table.getBoundingClientRect();
+  if (shape.left < box.left - 0.5 || shape.right > box.right + 0.5)
+    overflows.push(`${table.id}: ${shape.width} px wide in a box of ${box.width} px`);
+  if (table.scrollWidth > table.clientWidth)
+    overflows.push(`${table.id}: its content is ${table.scrollWidth} px wide in ${table.clientWidth} px`);
+  for (const cell of table.querySelectorAll('td, th'))
+    if (cell.scrollWidth > cell.clientWidth)
+      overflows.push(`${table.id}: a cell's content is ${cell.scrollWidth} px wide in ${cell.clientWidth} px`);
+}
+return overflows;
+"""
+
+
+def test_the_page_fits_a_laptop_window_with_long_urls_and_errors(tmp_path):
+    """At 1,280 CSS pixels no table is cut or wider than its box, and the
+    window does not scroll sideways: long URLs and errors wrap."""
+    report = crawl_long_words(tmp_path)
+    source = report.read_text(encoding="utf-8")
+    quoted = LongWordsSite.ODD_LOCATION[:150]  # the error quotes the Location's start
+    assert LongWordsSite.MISSING in source and quoted in source
+    browser = start_browser()
+    try:
+        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
+                                {"width": REPORT_WINDOW, "height": 900, "deviceScaleFactor": 1, "mobile": False})
+        browser.get(report.resolve().as_uri())
+        assert browser.execute_script("return window.innerWidth") == REPORT_WINDOW
+        assert browser.execute_script(OVERFLOWS) == []
+        # The long words are there to be read, whole, not cut off.
+        assert quoted in browser.find_element(By.ID, "error-table").text.replace("\n", "")
     finally:
         browser.quit()
 

@@ -28,6 +28,7 @@ from mrcrawl.fetch.robots import MAX_ROBOTS_BYTES
 from mrcrawl.store.failures import FailureKind
 from mrcrawl.testweb import USER_AGENT, Host, Page, Robots, TestWebServer, Web
 from mrcrawl.testweb.faults import ENDLESS_BODY, HTTP_10, PLAIN_PAGE, FaultServer
+from mrcrawl.testweb.markup import digits_in_words
 from test_dns import ALLOWED, STEADY, dns_server, tls_listener
 from test_export import read_warc_files
 
@@ -62,7 +63,9 @@ ELSEWHERE_ROBOTS = b"User-agent: *\nDisallow: /private/\n"
 
 
 def html(text: str) -> bytes:
-    # Every page's text differs: no page is another's duplicate (which would get no XML).
+    # Every page's text differs, in words and not in digits alone (which a
+    # crawler reads no text by): no page is another's duplicate (which would get no XML).
+    text = digits_in_words(text)
     return f"<!DOCTYPE html><html><head><title>{text}</title></head><body><p>{text}</p></body></html>".encode()
 
 

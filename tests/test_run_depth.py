@@ -110,6 +110,26 @@ def test_one_language_crawls_into_its_utc_dated_directory_then_resumes_the_same_
     assert re.search(r"^  crawl/0 +already done$", rerun, re.M) and "exit status 0" in rerun
 
 
+@pytest.mark.parametrize("now_args, day, run", [
+    # Late on the 5th in New York is the 6th in UTC: the directory is named by the UTC date.
+    (["--now", "2026-01-05T23:30:00-05:00"], "2026-01-06", "2026-01-06T04:30:00"),
+    (["--now=2024-02-29T06:00:00Z"], "2024-02-29", "2024-02-29T06:00:00"),
+])
+def test_the_days_directory_follows_the_drivers_now(tmp_path, seeds, now_args, day, run):
+    crawl = tmp_path / "crawl" / LANG / day
+    first = run_depth(tmp_path, seeds, LANG, "1", "--", *now_args)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == f"{LANG}: ok ({crawl})\n"
+    assert sorted(path.name for path in crawl.parent.iterdir()) == [".lock", day, f"{day}.log", "db"]  # no other day
+    assert json.loads((crawl / "crawl.json").read_text(encoding="utf-8"))["run"].startswith(run)
+    assert finished(crawl)
+    # The same day again resumes it: the driver takes the same --now with --resume.
+    again = run_depth(tmp_path, seeds, LANG, "1", "--", *now_args)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == first.stdout
+    assert crawl.with_name(f"{day}.log").read_text(encoding="utf-8").count(", --resume") == 1
+
+
 def test_all_names_the_language_that_failed_and_still_crawls_the_others(tmp_path, seeds):
     (seeds / "broken.txt").write_text("http://127.0.0.2/\n", encoding="utf-8")
     (seeds / "broken.yaml").write_text("name: broken\nlanguage: [unclosed\n", encoding="utf-8")
@@ -146,12 +166,18 @@ def test_a_language_whose_lock_is_held_is_not_started(tmp_path, seeds):
     (["nosuch"], "no {seeds}/nosuch.yaml"),
     (["../seeds/testweb"], "is not a language name"),
     ([LANG, "0"], "depth: must be a whole number of at least 1"),
-    ([LANG, "1", "--runner", "local"], "usage: "),
+    ([LANG, "1", "--runner", "local"],
+     "{script}: --runner is misplaced: driver options go after --, as in: {script} testweb 1 -- --runner local"),
+    ([LANG, "--runner=local", "--", "-q"],
+     "--runner=local is misplaced: driver options go after --, as in: {script} testweb -- --runner=local -q"),
+    (["--runner", "local", LANG], "--runner is misplaced: the language comes first"),
+    ([LANG, "1", "--", "--now", "yesterday"], "argument --now: not an ISO 8601 time: 'yesterday'"),
+    ([LANG, "1", "--", "--now"], "argument --now: expected one argument"),
 ])
 def test_bad_usage_exits_2_and_crawls_nothing(tmp_path, seeds, args, message):
     result = run_depth(tmp_path, seeds, *args)
     assert result.returncode == 2
-    assert message.format(seeds=seeds) in result.stderr
+    assert message.format(seeds=seeds, script=SCRIPT) in result.stderr
     assert not (tmp_path / "crawl").exists()
 
 

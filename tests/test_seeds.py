@@ -1,9 +1,11 @@
-"""The shipped seed lists and configs: one pair per crawl language.
+"""Seed files: the line format the crawl reads, and the shipped seed lists
+and configs, one pair per crawl language.
 
-Checks the config contract directly (keys, types, regexes) so that these
-files stay valid on their own, and checks that every seed survives the
-crawl's own filters: a seed the filters drop would be reported and never
-fetched.
+The line format (mrcrawl/seeds.py) is read from real files, and crawled
+once.  The shipped files are checked against the config contract directly
+(keys, types, regexes) so that they stay valid on their own, and every seed
+against the crawl's own filters: a seed the filters drop would be reported
+and never fetched.
 """
 import re
 from pathlib import Path
@@ -12,7 +14,10 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from crawl_support import crawl, layer_docs, seed_store, write_inputs
 from mrcrawl import config as crawl_config
+from mrcrawl.page.urls import UrlFilter
+from mrcrawl.seeds import read_seeds as read_seed_file
 
 SEEDS_DIR = Path(__file__).resolve().parent.parent / "seeds"
 
@@ -253,3 +258,77 @@ def test_other_languages_seeds_stay_out(code):
 )
 def test_filters_on_sample_urls(code, url, kept):
     assert allowed(load_config(code), url) is kept
+
+
+# ---- the seed line format ---------------------------------------------------------
+
+EVERYWHERE = UrlFilter([], [])
+
+
+def seeds_of(tmp_path, content: bytes, scope: UrlFilter = EVERYWHERE) -> tuple[list[str], list[str]]:
+    path = tmp_path / "seeds.txt"
+    path.write_bytes(content)
+    return read_seed_file(str(path), scope)
+
+
+@pytest.mark.parametrize("line, url", [
+    ("http://news.example/", "http://news.example/"),
+    ("  http://news.example/a  ", "http://news.example/a"),
+    ("http://news.example/  # the home page", "http://news.example/"),
+    ("http://news.example/\t# the home page", "http://news.example/"),
+    ("http://news.example/#top", "http://news.example/"),  # a fragment, not a comment
+    ("http://news.example/a#b # c", "http://news.example/a"),
+    ("http://news.example/my%20page.html", "http://news.example/my%20page.html"),
+    ("http://news.example/?q=a%20b", "http://news.example/?q=a%20b"),
+])
+def test_a_seed_line_is_a_url_then_an_optional_comment(tmp_path, line, url):
+    assert seeds_of(tmp_path, f"{line}\n".encode()) == ([url], [])
+
+
+def test_key_value_metadata_after_the_url_is_named_with_its_line_and_the_url_kept(tmp_path):
+    seeds, said = seeds_of(tmp_path, b"# Nutch's format\nhttp://a.example/\tnutch.score=2.5\tnutch.fetchInterval=86400\n"
+                                     b"http://b.example/ section=world # the world desk\n")
+    assert seeds == ["http://a.example/", "http://b.example/"]
+    assert said == [
+        f"{tmp_path / 'seeds.txt'}:2: ignored the metadata nutch.score, nutch.fetchInterval of http://a.example/: "
+        "the crawl uses no seed metadata",
+        f"{tmp_path / 'seeds.txt'}:3: ignored the metadata section of http://b.example/: the crawl uses no seed metadata",
+    ]
+
+
+@pytest.mark.parametrize("line, stray", [
+    ("http://news.example/\thub", "hub"),
+    ("http://news.example/my page.html", "page.html"),
+    ("http://news.example/ score=1 home", "home"),
+])
+def test_a_word_after_the_url_that_is_no_metadata_nor_comment_skips_the_line(tmp_path, line, stray):
+    seeds, said = seeds_of(tmp_path, f"http://kept.example/\n{line}\n".encode())
+    assert seeds == ["http://kept.example/"]
+    assert said == [f"{tmp_path / 'seeds.txt'}:2: skipped {line!r}: {stray!r} after the URL is neither key=value "
+                    "metadata nor a # comment (write a space inside a URL as %20)"]
+
+
+def test_a_line_that_is_not_utf8_is_skipped_with_its_number_and_the_others_kept(tmp_path):
+    seeds, said = seeds_of(tmp_path, b"\xef\xbb\xbfhttp://a.example/\nhttp://b.example/caf\xe9\nhttp://c.example/\n")
+    assert seeds == ["http://a.example/", "http://c.example/"]  # a byte order mark starts no URL
+    assert said == [f"{tmp_path / 'seeds.txt'}:2: skipped: not UTF-8 text"]
+
+
+def test_a_seed_file_of_bad_lines_alone_is_refused(tmp_path):
+    with pytest.raises(crawl_config.ConfigError, match=r"seeds\.txt: seeds: no usable seed URL \(2 line\(s\) skipped\)"):
+        seeds_of(tmp_path, b"http://a.example/\xff\nhttp://b.example/ hub\n# and a comment\n")
+
+
+def test_seeds_with_comments_and_metadata_crawl_the_urls_they_name(tmp_path, web_server):
+    """The real driver: each home page's line carries a comment or metadata,
+    and the crawl fetches the home pages, not other URLs made of the lines."""
+    seeds, conf, _ = write_inputs(web_server, tmp_path)
+    homes = web_server.seeds
+    annotated = [f"{homes[0]}  # the first home page", f"{homes[1]}\tnutch.score=1.0", *homes[2:]]
+    seeds.write_text("\n".join(annotated) + "\n", encoding="utf-8")
+    output = tmp_path / "crawl"
+    assert crawl(seeds, conf, output, 1) == 0
+    assert seed_store(output) == homes
+    assert {doc["requested_url"] for doc in layer_docs(output, 0)} == set(homes)
+    web_server.wait_idle()
+    assert not [entry.path for entry in web_server.log if "%20" in entry.path or "nutch" in entry.path]

@@ -23,9 +23,10 @@ import requests
 
 from crawl_support import layer_triples
 from mrcrawl.testweb import AGENT_TOKEN, Host, Page, Robots, RobotsGroup, Web, generate_web, seeds
+from mrcrawl.testweb.daily import DailySpec, DailyWeb
 from mrcrawl.testweb.markup import query_escape
 from mrcrawl.testweb.oracle import expected_layers, expected_layers_for_config, outcome_counts
-from mrcrawl.testweb.server import LogEntry, TestWebServer, start_test_web
+from mrcrawl.testweb.server import LogEntry, TestWebServer, bind_same_port, start_test_web
 from mrcrawl.testweb.sites import CHARSET_PAGES, MIN_HOSTS
 from test_resume import wait_for_step
 
@@ -400,6 +401,80 @@ def test_serve_command_prints_seeds_and_writes_a_config(tmp_path: Path):
     assert len(seed_urls) == 3 and all(url in done.stdout for url in seed_urls)
     config = json.loads(config_file.read_text())
     assert config["user_agent"].startswith(AGENT_TOKEN) and config["allow_private_networks"] is True
+
+
+def serve_command(*options: str) -> list[str]:
+    return [sys.executable, "-m", "mrcrawl.testweb", "serve", *options]
+
+
+def start_serving(command: list[str], cwd: Path | None = None, env: dict | None = None) -> tuple[subprocess.Popen, str]:
+    """A `serve` command, started as in a terminal of its own (with
+    `env`, by default checkout_env()), and what it printed up to the line
+    that says it serves; fails if it exits first."""
+    process = subprocess.Popen(command, cwd=cwd, env=env or checkout_env(), text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    printed = ""
+    while "Ctrl-C stops" not in printed:
+        line = process.stdout.readline()
+        if not line:
+            _, stderr = process.communicate(timeout=30)
+            pytest.fail(f"{command} exited {process.returncode} without serving:\n{stderr}")
+        printed += line
+    return process, printed
+
+
+def ctrl_c(process: subprocess.Popen) -> str:
+    """Stop a `serve` as Ctrl-C does; what it said on stderr."""
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0 and "stopped after" in stderr, stderr
+    return stderr
+
+
+def test_serve_day_serves_that_day_of_the_daily_web_on_the_port_given(tmp_path: Path):
+    addresses = [f"127.0.0.{2 + site}" for site in range(4)]
+    port, probes = bind_same_port(addresses)  # a port free on every address a moment ago
+    for probe in probes:
+        probe.close()
+    seeds_file, config_file = tmp_path / "daily.txt", tmp_path / "daily.yaml"
+    process, printed = start_serving(serve_command("--day", "2", "--sites", "4", "--port", str(port),
+                                                   "--seeds-file", str(seeds_file), "--config-file", str(config_file)))
+    try:
+        web = DailyWeb(DailySpec(sites=4), port)
+        assert f"day 2 of 7, port {port}" in printed and f"--now {web.date_iso(2)}" in printed
+        assert seeds_file.read_text().split() == list(web.seed_urls) == [f"http://{a}:{port}/" for a in addresses]
+        assert json.loads(config_file.read_text()) == web.crawl_config()
+        new_article = web.events(2).published[0]
+        for url in [*web.seed_urls, new_article]:  # day 2's pages: its hubs' edition, its new articles
+            answer = requests.get(url, timeout=5)
+            assert (answer.status_code, answer.content) == (200, web.page(url, 2).body), url
+    finally:
+        stderr = ctrl_c(process)
+    assert "stopped after 5 requests" in stderr, stderr
+
+
+@pytest.mark.parametrize("options, named", [
+    (["--day", "0"], "--day: the daily news web has days 1 to 7, got 0"),
+    (["--day", "8"], "--day: the daily news web has days 1 to 7, got 8"),
+    (["--day", "1", "--sites", "0"], "--sites: "),
+    (["--sites", "4"], "--sites: only with --day"),
+    (["--day", "1", "--hosts", "8"], "--hosts: not with --day"),
+    (["--day", "1", "--port", "65536"], "--port: must be 1 to 65535"),
+])
+def test_serve_refuses_bad_options_naming_them(options, named):
+    done = subprocess.run(serve_command("--seconds", "0.2", *options), capture_output=True, text=True, timeout=30,
+                          env=checkout_env())
+    assert done.returncode == 2 and done.stdout == ""
+    assert named in one_line(done.stderr)
+
+
+def test_serve_on_a_port_in_use_says_so():
+    with socket.create_server(("127.0.0.2", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = subprocess.run(serve_command("--day", "2", "--port", str(port)), capture_output=True, text=True,
+                              timeout=30, env=checkout_env())
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"port {port} is in use" in one_line(done.stderr)
 
 
 # -- the demo ----------------------------------------------------------------------------

@@ -42,6 +42,7 @@ from mrcrawl.testweb.faults import (
     RESET_BEFORE_STATUS, RESET_IN_BODY, RESET_IN_HEADERS, SHORT_BODY, SHORT_BODY_LENGTH, SHORT_BODY_SENT, SILENT,
     SPACE_BEFORE_COLON, FaultServer, large_answer,
 )
+from mrcrawl.testweb.markup import digits_in_words
 
 DEPTH = 2  # a fault URL that failed on layer 0 must not be asked for again on layer 1
 TIMEOUT, RETRIES = 1.0, 1
@@ -155,8 +156,9 @@ FIRST_ADDRESS = 60  # 127.0.0.60 upwards: past the test web's 127.0.0.2-9 and th
 
 
 def plain_page(address: str) -> bytes:
-    """Each server's page of its own: no fetched case is another's duplicate."""
-    return PLAIN_PAGE.replace(b"a plain page", b"a plain page of " + address.encode())
+    """Each server's page of its own, its address in words (a crawler reads
+    no text by its digits): no fetched case is another's duplicate."""
+    return PLAIN_PAGE.replace(b"a plain page", b"a plain page of " + digits_in_words(address).encode())
 
 
 class FaultCrawl:

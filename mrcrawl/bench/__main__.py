@@ -43,6 +43,7 @@ from mrcrawl.bench import scenarios
 from mrcrawl.bench.db_update import db_update
 from mrcrawl.bench.scenarios import FULL, QUICK
 from mrcrawl.bench.week import FULL_WEEK, QUICK_WEEK, week, week_note
+from mrcrawl.cli import run_command
 from mrcrawl.logs import add_verbosity_options, configure_logging
 
 SCENARIOS = ("fetch-uniform", "fetch-politeness", "pipeline", "parse", "memory", "db-update", "week")
@@ -75,7 +76,7 @@ def scenarios_help() -> str:
 
 def parse_args(argv):
     # Raw formatting keeps the scenario list one line per scenario.
-    parser = argparse.ArgumentParser(prog="mrcrawl bench",
+    parser = argparse.ArgumentParser(prog="mrcrawl bench", allow_abbrev=False,
                                      description="How fast the crawler is, against its bounds and a peer.",
                                      epilog=scenarios_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
@@ -339,4 +340,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command(main))

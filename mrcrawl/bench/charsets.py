@@ -395,7 +395,8 @@ def report(form: str, figures: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mrcrawl.bench.charsets", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m mrcrawl.bench.charsets", description=__doc__.split("\n\n")[0],
+                                     allow_abbrev=False)
     parser.add_argument("--char-dataset", type=Path, help="a clone of github.com/Ousret/char-dataset")
     parser.add_argument("--cchardet", type=Path, help="a clone of github.com/PyYoshi/cChardet (or its tests/samples)")
     parser.add_argument("--uchardet", type=Path, help="a clone of github.com/PyYoshi/uchardet (or its test)")

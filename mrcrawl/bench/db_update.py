@@ -15,11 +15,11 @@ article fetched once on an earlier run.  It is written straight into sorted
 partition files, one host at a time, so a 10M-URL db is never in memory.
 Its records are what apply_update() makes of the updates DbBatch would have
 made of that fetch (frontier entry, doc record and out record).  The db's digest
-index holds every article's payload digest.  The layer is a daily run's
-first: `fetches` articles the db holds, fetched again with new bodies (new
-digests and signatures: each claims its new payload and releases its old
-one), whose out records link `new_urls` articles of their own sites that
-the db has never seen.
+index holds every article's payload digest and content signature.  The
+layer is a daily run's first: `fetches` articles the db holds, fetched
+again with new bodies (new digests and signatures: each claims its new
+payload and content and releases its old ones), whose out records link
+`new_urls` articles of their own sites that the db has never seen.
 """
 from __future__ import annotations
 
@@ -34,7 +34,15 @@ from pathlib import Path
 
 from mrcrawl.bench.scenarios import CORES, Measured, Sizes, bench_config, fetched_doc, row, run_measured
 from mrcrawl.config import RevisitConfig, load_config
-from mrcrawl.frontier.crawldb import CrawlDb, create_db, digest_partition_of, key_bytes, partition_of, partition_path
+from mrcrawl.frontier.crawldb import (
+    CrawlDb,
+    create_db,
+    digest_partition_of,
+    key_bytes,
+    partition_of,
+    partition_path,
+    signature_key,
+)
 from mrcrawl.frontier.db_update import (
     RevisitPolicy,
     apply_update,
@@ -48,7 +56,7 @@ from mrcrawl.frontier.db_update import (
 from mrcrawl.mr.launcher import local_task_args
 from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.protocols import Utf8JsonProtocol
-from mrcrawl.store.records import LINKS_FROM_PAGE, iso_utc, new_frontier_entry, new_out, payload_digest, utc_now_iso
+from mrcrawl.store.records import LINKS_FROM_PAGE, iso_utc, new_frontier_entry, new_out, utc_now_iso
 
 LAYER = 0  # the run's first layer: the pages that were due
 ARTICLE_HOPS = 2  # seed (home page) -> section page -> article
@@ -141,7 +149,7 @@ def stored_record(url: str, run: str, policy: RevisitPolicy) -> dict:
 
 def write_db(directory: Path, news: NewsDb, run: str) -> None:
     """The db as the crawler keeps it: partition files of sorted records, and
-    the digest index of their payloads."""
+    the digest index of their payloads and contents."""
     create_db(directory, news.partitions)
     hosts_by_partition: list[list[int]] = [[] for _ in range(news.partitions)]
     for host in range(news.hosts):
@@ -178,8 +186,9 @@ def _write_partition(work: tuple[Path, Path, NewsDb, list[int], str]) -> None:
                     record = stored_record(url, run, policy)
                     part.write(_records.write(url, record) + b"\n")
                     original = {"url": url, "fetched_at": record["fetched_at"]}
-                    digest_files[digest_partition_of(record["digest"], news.partitions)].write(
-                        _records.write(record["digest"], original) + b"\n")
+                    for key in (record["digest"], signature_key(record["signature"])):
+                        digest_files[digest_partition_of(key, news.partitions)].write(
+                            _records.write(key, original) + b"\n")
     finally:
         for digest_file in digest_files:
             digest_file.close()
@@ -215,8 +224,9 @@ def write_layer(crawl_dir: Path, news: NewsDb) -> list[Path]:
                 url = article_url(host, article)
                 links = [article_url(host, linked) for linked in new[index::len(fetched)]]
                 doc, out = fetched_article(url, 1, LAYER_BODY_BYTES, links)
-                # As the frontier entry gave it: the digest of the db's earlier fetch.
-                doc["known"] = {"digest": payload_digest(article_body(url, 0, STORED_BODY_BYTES))}
+                # As the frontier entry gave it: the digest and signature of the db's earlier fetch.
+                earlier, earlier_out = fetched_article(url, 0, STORED_BODY_BYTES, [])
+                doc["known"] = {"digest": fetch_part(earlier)["digest"], "signature": earlier_out["signature"]}
                 doc_lines.write(_records.write(url, doc) + b"\n")
                 out_lines.write(_records.write(url, out) + b"\n")
     return [doc_part, out_part]

@@ -387,7 +387,8 @@ def real_json(results: list[Result], pages: list[RealPage], skipped: Counter) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mrcrawl.bench.extraction", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m mrcrawl.bench.extraction", description=__doc__.split("\n\n")[0],
+                                     allow_abbrev=False)
     parser.add_argument("--languages", default=",".join(LANGUAGES), help="comma-separated, of " + ",".join(LANGUAGES))
     parser.add_argument("--per-language", type=int, default=PAGES_PER_LANGUAGE, help="pages per language")
     parser.add_argument("--extractors", default=",".join(e.name for e in EXTRACTORS))

@@ -32,7 +32,7 @@ from mrcrawl.plan import run_start
 from mrcrawl.store.crawl_state import CrawlState, StepName
 from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.protocols import Utf8JsonProtocol
-from mrcrawl.store.records import FETCHED, encode_body, new_doc, new_frontier_entry, utc_now_iso
+from mrcrawl.store.records import FETCHED, encode_body, new_doc, new_frontier_entry
 
 ROW_KEYS = ("name", "runner", "pages", "wall_s", "pages_per_s", "cpu_ms_per_page", "bound_s",
             "ratio_to_bound", "peer", "peer_pages_per_s", "ratio_to_peer")

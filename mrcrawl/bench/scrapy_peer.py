@@ -27,7 +27,7 @@ def cpu_seconds() -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mrcrawl.bench.scrapy_peer")
+    parser = argparse.ArgumentParser(prog="python -m mrcrawl.bench.scrapy_peer", allow_abbrev=False)
     parser.add_argument("url_file")
     parser.add_argument("--concurrency", type=int, default=30)
     args = parser.parse_args(argv)

@@ -30,7 +30,7 @@ STEPS = (MRCrawler.STEP, MRParser.STEP)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mrcrawl.bench.step")
+    parser = argparse.ArgumentParser(prog="python -m mrcrawl.bench.step", allow_abbrev=False)
     parser.add_argument("crawl_dir")
     parser.add_argument("step", choices=STEPS)
     parser.add_argument("layer", type=int)

@@ -56,9 +56,10 @@ from mrcrawl.store.records import (
     NOT_MODIFIED,
     REDIRECT,
     ROBOTS_DENIED,
+    WALL_CLOCK,
+    RunClock,
     encode_body,
     new_doc,
-    utc_now_iso,
 )
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,7 @@ class Exchange:
     """What one HTTP request brought back (or why it brought nothing)."""
 
     url: str
-    started_at: str  # ISO 8601 UTC
+    started_at: str  # ISO 8601 UTC, on the run's clock
     status: int | None = None
     reason: str | None = None
     http_version: str | None = None
@@ -194,9 +195,11 @@ def _hop_refusal(task: Task, target: str) -> Failure | None:
 class Fetcher:
     """Fetch URLs fed one by one; yield a doc record for each, in any order."""
 
-    def __init__(self, config: CrawlConfig, layer: int, on_progress: Callable[[dict], None] | None = None):
+    def __init__(self, config: CrawlConfig, layer: int, on_progress: Callable[[dict], None] | None = None,
+                 clock: RunClock = WALL_CLOCK):
         self.config = config
         self.layer = layer
+        self.clock = clock  # stamps the records' times; politeness runs on time.monotonic()
         self.scope = UrlFilter(config.url_allow, config.url_deny)
         self.agent = agent_token(config.user_agent)
         self.scheduler = HostScheduler()
@@ -406,7 +409,7 @@ class Fetcher:
             if not len(host.urls):
                 return None
             url, entry = host.urls.pop()
-        return Task(url=url, doc=new_doc(url, self.layer, entry))
+        return Task(url=url, doc=new_doc(url, self.layer, entry, self.clock))
 
     def _refused(self, host: HostQueue, task: Task) -> bool:
         """Settle a URL that must not be requested; True if it was settled."""
@@ -570,7 +573,7 @@ class Fetcher:
         if doc["url"] != doc["requested_url"]:
             doc["redirect_from"] = doc["requested_url"]
         if outcome in (BLOCKED, ROBOTS_DENIED) and not doc["attempts"]:
-            doc["fetched_at"] = utc_now_iso()
+            doc["fetched_at"] = self.clock.now_iso()
         if failure is None:
             doc.update(outcome=outcome, error=None, error_kind=None)
         else:
@@ -624,7 +627,7 @@ class Fetcher:
         """One request over `connection`: what it brought back, and whether
         the connection may carry the next request."""
         timeout = self.config.timeout
-        exchange = Exchange(url=task.url, started_at=utc_now_iso())
+        exchange = Exchange(url=task.url, started_at=self.clock.now_iso())
         self._thread_state.answered_at = None
         try:
             response = connection.urlopen(

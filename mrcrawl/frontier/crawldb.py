@@ -11,25 +11,27 @@ files, and `db.json`:
 
 A URL lives in the URL partition of a hash of its host, so a host's URLs
 stay together, as IRLbot's DRUM buckets keep them.  The digest index maps
-each payload digest a fetch has shown to its original, the first URL fetched
-with it (records.DIGEST_FIELDS); a digest lives in the digest partition of a
-hash of itself.  Each partition file is sorted by the bytes of its keys, the
-URLs or digests as the store's protocol encodes them.  An update writes
-generation G+1 beside G; rewriting db.json (one small file, replaced whole)
-is what commits it, so a run that dies midway leaves the db as it was.
+each payload digest a fetch has shown, and each content signature
+(`sig:<signature>`, frontier/dedup.py), to its original, the first URL
+fetched with it (records.DIGEST_FIELDS); a digest or signature lives in the
+digest partition of a hash of itself.  Each partition file is sorted by the
+bytes of its keys, the URLs or digests as the store's protocol encodes them.
+An update writes generation G+1 beside G; rewriting db.json (one small file,
+replaced whole) is what commits it, so a run that dies midway leaves the db
+as it was.
 `applied` names the last update committed, so a resumed run knows whether
 the update it was running got that far.
 
 An update is DRUM's check+update, done as three jobs:
 1. DbBatch folds a layer's frontier, doc and out records into one update per
    URL, keyed with its partition: `"<partition> <url>"`; and the payload
-   digests the layer fetched into one claim per digest, keyed
-   `"#<digest partition> <digest>"` (frontier/dedup.py).  Only this batch is
-   shuffled and sorted, never the db.
+   digests and content signatures the layer fetched into one claim each,
+   keyed `"#<digest partition> <digest or signature>"` (frontier/dedup.py).
+   Only this batch is shuffled and sorted, never the db.
 2. Dedup (map-only, one task per digest partition file, read whole)
-   looks the batch's digests up in the index and writes which fetched URLs
-   duplicate another's payload: the duplicate store.  It writes nothing
-   into the db.
+   looks the batch's digests and signatures up in the index and writes
+   which fetched URLs repeat another's payload or content: the duplicate
+   store.  It writes nothing into the db.
 3. DbUpdate (map-only, one task per partition file of either kind, read
    whole).  A task takes its partition's updates from the batch (found by
    binary search in each sorted batch file, no other line decoded), sorts
@@ -102,8 +104,23 @@ def batch_prefix(partition: int) -> bytes:
 
 
 def claim_key(digest: str, partitions: int) -> str:
-    """The key of a digest's claim in the batch: `#`, its digest partition, then the digest."""
+    """The key of a digest's (or signature_key's) claim in the batch: `#`, its digest partition, then the digest."""
     return f"#{digest_partition_of(digest, partitions):0{PARTITION_DIGITS}d} {digest}"
+
+
+# How the digest index keys a content signature, beside the payload digests
+# (`sha1:...`): a hex digest of the page's text (page/change.py).
+SIGNATURE_KEY = "sig:"
+
+
+def signature_key(signature: str) -> str:
+    """The digest index's key of a content signature."""
+    return SIGNATURE_KEY + signature
+
+
+def is_signature_key(key: str) -> bool:
+    """Whether a digest index key (or a claim key's digest) is a content signature's."""
+    return key.startswith(SIGNATURE_KEY)
 
 
 def is_claim_key(key: str) -> bool:
@@ -174,15 +191,16 @@ def sorted_updates(partition_lines: Iterable[bytes]) -> list[tuple[bytes, str, d
     return updates
 
 
-def partition_duplicates(duplicate_lines: Iterable[bytes], partition: int, partitions: int) -> dict[str, dict]:
-    """The duplicate records (by URL) of this URL partition's URLs: a layer's
-    duplicates are few beside its fetches, so each line is decoded."""
-    found = {}
+def partition_duplicates(duplicate_lines: Iterable[bytes], partition: int, partitions: int) -> dict[str, list[dict]]:
+    """The duplicate records (by URL: its payload's and its content's) of
+    this URL partition's URLs: a layer's duplicates are few beside its
+    fetches, so each line is decoded."""
+    found: dict[str, list[dict]] = {}
     for line in duplicate_lines:
         if line.strip():
             url, duplicate = _lines.read(line.rstrip(b"\r\n"))
             if partition_of(url, partitions) == partition:
-                found[url] = duplicate
+                found.setdefault(url, []).append(duplicate)
     return found
 
 
@@ -467,7 +485,14 @@ def read_db(directory: Path) -> Iterator[tuple[str, dict]]:
 def read_digest_index(directory: Path) -> Iterator[tuple[str, dict]]:
     """Every (payload digest, original) of the db's digest index, partition by partition."""
     for part in _local_db(directory).digest_files():
-        yield from read_part(Path(part))
+        yield from ((digest, original) for digest, original in read_part(Path(part)) if not is_signature_key(digest))
+
+
+def read_signature_index(directory: Path) -> Iterator[tuple[str, dict]]:
+    """Every (content signature, original) of the db's digest index, partition by partition."""
+    for part in _local_db(directory).digest_files():
+        yield from ((key.removeprefix(SIGNATURE_KEY), original) for key, original in read_part(Path(part))
+                    if is_signature_key(key))
 
 
 def records_of(directory: Path, urls: Iterable[str]) -> dict[str, dict]:

@@ -1,13 +1,15 @@
 """What a layer tells the crawl db: updates from its frontier, doc and out
 records, and how a db record takes one (the revisit policy).
 
-An update is a dict with up to four parts:
+An update is a dict with up to five parts:
 - "seen": the URL was requested, or linked, on this run:
   {"layer", "hops", "seed"};
 - "fetch": how its request ended: the doc record's fields the db keeps;
 - "page": what the Parser judged of the fetched page: {"signature", "hub"};
-- "duplicate": its payload is another URL's (a duplicate record, see
-  dedup.py), added by DbUpdate from the Dedup job's store.
+- "duplicate": its content (or, without a content signature, its payload)
+  is another URL's (a duplicate record, see dedup.py), added by DbUpdate
+  from the Dedup job's store;
+- "inject": the URL was injected (`mrcrawl inject`, injected()).
 DbBatch's mapper makes the first three (updates_from_entry,
 updates_from_doc, updates_from_out), its combiner and reducer fold a URL's
 updates into one (fold), and DbUpdate's apply_update() writes the folded
@@ -164,6 +166,14 @@ def updates_from_out(out: dict, url: str) -> Iterator[tuple[str, dict]]:
         yield link, {"seen": seen}
 
 
+def injected() -> dict:
+    """The update of an injected URL.  Applied, it makes a URL the db has
+    never fetched due at the inject's time (the `run` it is applied with),
+    and a root of the crawl, as a seed is; a URL fetched before keeps its
+    record and its revisit time."""
+    return {"inject": True}
+
+
 def _min(a, b):
     return b if a is None else a if b is None else min(a, b)
 
@@ -216,6 +226,9 @@ def apply_update(record: dict | None, url: str, update: dict, run: str, layer: i
         record["hops"] = _min(record["hops"], seen["hops"])
         if seen["layer"] == layer:  # requested on this layer: a seed of this run, or not
             record["seed"] = seen["seed"]
+    if update.get("inject") and record["status"] == UNFETCHED:
+        record["hops"] = 0
+        record["due_at"] = _min(record["due_at"], run)
     fetch = update.get("fetch")
     if fetch:
         _take_fetch(record, fetch, update.get("page"), update.get("duplicate"), parse_time(run), policy)
@@ -255,9 +268,12 @@ def _take_fetch(record: dict, fetch: dict, page: dict | None, duplicate: dict | 
         signature = page["signature"] if page is not None else fetch["digest"]
         first = record["signature"] is None
         changed = not first and signature != record["signature"]
-        record.update(status=DUPLICATE if duplicate else FETCHED, last_modified=fetch["last_modified"],
-                      etag=fetch["etag"], digest=fetch["digest"], signature=signature, redirect_to=None,
-                      duplicate_of=duplicate["duplicate_of"] if duplicate else None)
+        # A duplicate keeps no validators: whether it still is one depends on
+        # its original, which a 304 does not tell, so its revisit is a full fetch.
+        record.update(status=DUPLICATE if duplicate else FETCHED,
+                      last_modified=None if duplicate else fetch["last_modified"],
+                      etag=None if duplicate else fetch["etag"], digest=fetch["digest"], signature=signature,
+                      redirect_to=None, duplicate_of=duplicate["duplicate_of"] if duplicate else None)
         if first or changed:
             record["changed_at"] = fetch["fetched_at"]
         if hub:

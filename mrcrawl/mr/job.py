@@ -7,11 +7,12 @@ is a plain MRJob and is run the plain way.
 * CrawlJob: a job of a crawl.  Its tasks are told the crawl's context: the
   checked config (a file option, so mrjob ships the file to every task on
   every runner: a local path means nothing on a Hadoop node), the layer,
-  the crawl db's partitions and the run's start.  On the inline and local
-  runners it runs in one wave of tasks (onewave.py).  A job class names
-  its step kind (`STEP`: the word its step, its counter group and its logic
-  module share), owns its counters, and says in one line what they mean
-  (`summary`).
+  the crawl db's partitions, the run's start and the run's clock (its
+  offset from the wall clock, records.RunClock: the Crawler stamps its
+  records' times by it).  On the inline and local runners it runs in one
+  wave of tasks (onewave.py).  A job class names its step kind (`STEP`:
+  the word its step, its counter group and its logic module share), owns
+  its counters, and says in one line what they mean (`summary`).
 * DbFileJob: a CrawlJob whose map task reads one whole db partition file
   (mapper_raw), given by name, and takes the partition's number from the
   file's name.  It may also be shipped the part files of the layer's batch,
@@ -45,6 +46,7 @@ from mrcrawl.config import CrawlConfig
 from mrcrawl.frontier.crawldb import DEFAULT_PARTITIONS, lines_starting
 from mrcrawl.mr.onewave import one_wave_runner
 from mrcrawl.store.cluster_store import is_cluster_path, mrjob_filesystem
+from mrcrawl.store.records import RunClock
 
 
 class JobCounter(NamedTuple):
@@ -68,8 +70,8 @@ class CounterGroup(NamedTuple):
 
 
 class CrawlJob(MRJob):
-    """A job of a crawl: `self.config`, `self.layer`, `self.partitions` and
-    `self.options.run`; run in one wave of tasks on the inline and local runners."""
+    """A job of a crawl: `self.config`, `self.layer`, `self.partitions`,
+    `self.options.run` and `self.clock`; run in one wave of tasks on the inline and local runners."""
 
     # What the launcher reads: this job takes the crawl's context options.
     TAKES_CRAWL_CONTEXT = True
@@ -86,6 +88,8 @@ class CrawlJob(MRJob):
         self.add_passthru_arg("--db-partitions", type=int, default=DEFAULT_PARTITIONS,
                               help="how many partitions the crawl db has (its db.json says)")
         self.add_passthru_arg("--run", help="the start of the run this job works for, ISO 8601 UTC")
+        self.add_passthru_arg("--clock-offset", type=float, default=0.0,
+                              help="seconds from the wall clock to the run's clock, which stamps the records' times")
 
     @cached_property
     def config(self) -> CrawlConfig:
@@ -95,6 +99,10 @@ class CrawlJob(MRJob):
     @property
     def layer(self) -> int:
         return self.options.layer
+
+    @property
+    def clock(self) -> RunClock:
+        return RunClock(self.options.clock_offset)
 
     @property
     def partitions(self) -> int:

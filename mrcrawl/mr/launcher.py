@@ -77,10 +77,12 @@ class JobContext:
     layer: int
     db_partitions: int
     run: str  # the run's start, ISO 8601 UTC
+    clock_offset: float  # seconds from the wall clock to the run's clock (records.RunClock)
 
     def args(self) -> list[str]:
         return ["--crawl-config", self.config_path, "--layer", str(self.layer),
-                "--db-partitions", str(self.db_partitions), "--run", self.run]
+                "--db-partitions", str(self.db_partitions), "--run", self.run,
+                "--clock-offset", repr(self.clock_offset)]
 
 
 def package_root() -> str:

@@ -55,9 +55,11 @@ import os
 import runpy
 import signal
 import sys
+import pickle
+import select
+import time
 import traceback
 from functools import lru_cache, partial
-from multiprocessing import Pool
 from subprocess import CalledProcessError
 
 from mrjob.cat import decompress, is_compressed
@@ -68,6 +70,9 @@ from mrjob.util import to_lines
 
 SORT_BUFFER = "64M"
 PR_SET_PDEATHSIG = 1  # prctl(2)
+# The signals that stop a crawl, held while a task's worker is forked (see _TaskWorker).
+WORKER_SIGNALS = {signal.SIGINT, signal.SIGHUP, signal.SIGTERM}
+TASK_END_SECONDS = 5.0  # how long a stopped worker may take to end its task before it is killed
 CHUNK = 64 * 1024
 
 
@@ -261,23 +266,30 @@ class _ForkedTasks:
         return command if self._opts["sort_bin"] else [*command, "-S", SORT_BUFFER]
 
     def _run_multiple(self, funcs, num_processes=None):
-        # mrjob's own pool, but its workers ignore Ctrl-C: the terminal sends
-        # SIGINT to every process of the crawl, and each idle worker would
-        # print a traceback.  The driver alone handles it (one line), and the
-        # tasks forked from the workers stop quietly (_exit_as_task).
+        # mrjob runs the tasks in a multiprocessing Pool.  A pool's idle
+        # worker holds the pool's queue lock while it waits for work, so a
+        # worker that a signal ends (SIGTERM to every process of the crawl,
+        # as systemd and `timeout` send it) leaves the lock held, and the
+        # pool then hangs the driver as it ends.  Here each task's function
+        # runs in a process forked for it, a core's worth at a time, which
+        # shares no lock with the driver: it ends when its task does, and
+        # a stopping signal ends it with its task (_TaskWorker).
         from mrjob.local import _pickle_safe
 
-        # Ctrl-C is held while the workers are forked: one that reached a new
-        # worker before its initializer ran would print that worker's
-        # traceback, and one raised in this process's at-fork hooks is dropped.
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        waiting = list(funcs)
+        running: dict[int, _TaskWorker] = {}  # by the read end of its pipe
         try:
-            pool = Pool(processes=self._opts["num_cores"], initializer=_ignore_interrupts)
+            while waiting or running:
+                while waiting and len(running) < self._num_cores():
+                    worker = _TaskWorker.start(partial(_pickle_safe, waiting.pop(0)))
+                    running[worker.pipe] = worker
+                ready, _, _ = select.select(list(running), [], [])
+                for pipe in ready:
+                    if running[pipe].read():
+                        running.pop(pipe).end()  # raises what the task's function raised
         finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        with pool:
-            for result in [pool.apply_async(partial(_pickle_safe, func)) for func in funcs]:
-                result.get()
+            for worker in running.values():  # a task failed, or the driver was stopped: the others end
+                worker.stop()
 
     def _invoke_task_func(self, task_type, step_num, task_num):
         if self._reads_whole_file(task_type, step_num):
@@ -310,14 +322,117 @@ class _ForkedTasks:
         return uri if os.path.isabs(uri) and os.path.isfile(uri) else None
 
 
+class _TaskWorker:
+    """A process forked to run one task's function (_run_multiple); the
+    driver reads what it raised from a pipe, which closes when it ends."""
+
+    def __init__(self, pid: int, pipe: int):
+        self.pid = pid
+        self.pipe = pipe
+        self.raised = bytearray()  # the pickled exception its function raised, if any
+
+    @classmethod
+    def start(cls, func) -> "_TaskWorker":
+        reader, writer = os.pipe()
+        # The stopping signals are held until the worker has its handlers:
+        # one that came between the fork and them would print its traceback.
+        signal.pthread_sigmask(signal.SIG_BLOCK, WORKER_SIGNALS)
+        try:
+            pid = os.fork()
+            if pid == 0:
+                os.close(reader)
+                _exit_as_worker(func, writer)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, WORKER_SIGNALS)
+        os.close(writer)
+        return cls(pid, reader)
+
+    def read(self) -> bool:
+        """Read what the worker wrote; True once it has closed its pipe (it has ended)."""
+        chunk = os.read(self.pipe, CHUNK)
+        self.raised += chunk
+        return not chunk
+
+    def end(self) -> None:
+        """Reap the ended worker; raise what its task's function raised."""
+        os.close(self.pipe)
+        _, status = os.waitpid(self.pid, 0)
+        if self.raised:
+            raise pickle.loads(bytes(self.raised))
+        if status:
+            raise RuntimeError(f"a task's worker process ended with status {os.waitstatus_to_exitcode(status)}")
+
+    def stop(self) -> None:
+        """End the worker and its task, and reap it: SIGTERM, then SIGKILL if it lingers."""
+        os.close(self.pipe)
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+            deadline = time.monotonic() + TASK_END_SECONDS
+            while os.waitpid(self.pid, os.WNOHANG) == (0, 0):
+                if time.monotonic() > deadline:
+                    os.kill(self.pid, signal.SIGKILL)
+                    os.waitpid(self.pid, 0)
+                    return
+                time.sleep(0.01)
+        except ChildProcessError:
+            pass  # reaped already
+
+
+# The task the worker process runs now (its pid), for the worker's SIGTERM handler; None between tasks.
+_worker_task: int | None = None
+
+
+def _exit_as_worker(func, raised_pipe: int) -> None:
+    """In a forked worker: run the task's function, write what it raised to
+    the pipe, and exit.  Ctrl-C and SIGHUP, which a terminal sends to every
+    process of the crawl, are left to the driver (the task stops on Ctrl-C
+    by itself); SIGTERM ends the task, reaps it, and ends the worker."""
+    status = 0
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, _end_worker)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, WORKER_SIGNALS)  # held by _TaskWorker.start
+        try:
+            func()
+        except BaseException as error:
+            status = 1
+            written = memoryview(pickle.dumps(error))
+            while written:
+                written = written[os.write(raised_pipe, written):]
+    finally:
+        os._exit(status)  # not sys.exit: the atexit hooks are the driver's
+
+
+def _end_worker(signum, frame) -> None:
+    """A worker's SIGTERM: end its task and reap it, where it would otherwise
+    stay a zombie (a container's first process often reaps nothing), then end."""
+    try:
+        if _worker_task is not None:
+            os.kill(_worker_task, signal.SIGTERM)
+            os.waitpid(_worker_task, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass  # the task had ended, and been reaped, as the signal came
+    finally:
+        os._exit(128 + signal.SIGTERM)
+
+
 def _run_forked_task(task_type, step_num, task_num, argv, num_steps, stdin, stdout, stderr, wd, env):
     """Run `python *argv` as a child of this process; raise as mrjob does if it fails."""
+    global _worker_task
     sys.stdout.flush()  # or the child could write this process's pending output
     sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:
-        _exit_as_task(argv, stdin, stdout, stderr, wd, env)
+    # SIGTERM is held until the task is known, so that the worker's handler ends it (_end_worker).
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        pid = os.fork()
+        if pid == 0:
+            _exit_as_task(argv, stdin, stdout, stderr, wd, env)
+        _worker_task = pid
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    _worker_task = None
     if status:
         from mrjob.local import _TaskFailedException
 
@@ -331,9 +446,12 @@ def _exit_as_task(argv, stdin, stdout, stderr, wd, env):
     """In the forked child: become `python *argv` run in `wd` with `env`, and exit with its status."""
     status = 1
     try:
-        # The worker ignores Ctrl-C, but a task must stop on it; and a task
-        # whose worker was terminated must not go on fetching on its own.
+        # The worker ignores Ctrl-C, but a task must stop on it; SIGTERM
+        # ends a task at once; and a task whose worker was terminated must
+        # not go on fetching on its own.
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # held by _run_forked_task
         _die_with_parent()
         for stream, fd in ((stdin, 0), (stdout, 1), (stderr, 2)):
             os.dup2(stream.fileno(), fd)
@@ -364,12 +482,6 @@ def _exit_as_task(argv, stdin, stdout, stderr, wd, env):
             # Not sys.exit: the atexit hooks are the parent's (its temporary
             # directories, among others), not this task's.
             os._exit(status)
-
-
-def _ignore_interrupts() -> None:
-    """In a pool worker: ignore Ctrl-C, and no longer hold it (see _run_multiple)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _die_with_parent() -> None:

@@ -7,7 +7,10 @@ as one task's output, so files stay bounded however large the crawl, and a
 map-only job could later write each one where its part file lies.  A part
 file with no HTTP response in it gives no file.  Each file is gzip-compressed
 record by record (a reader can seek to any record) and starts with a
-`warcinfo` record naming the software, the format and the crawl.
+`warcinfo` record naming the software, the format and the crawl, dated the
+run's start (crawl.json's `run`), so that a second export writes the same one.
+Every other record's WARC-Date is its fetch's `fetched_at`: under `--now`
+both are on the run's clock (records.RunClock), not the wall clock.
 
 For every doc record that got an HTTP response (`status` not null), in this
 order, as Common Crawl writes them:
@@ -31,8 +34,9 @@ order, as Common Crawl writes them:
   WARC-Payload-Digest (that fetch's payload, which the profile defines as
   this record's payload).  The earlier response's record ID is not known to
   the crawl db, so there is no WARC-Refers-To;
-- or, for a page whose payload repeats another URL's (the layer's dup store,
-  frontier/dedup.py), a `revisit` record with the identical-payload-digest
+- or, for a page whose payload (its very bytes, not only its content)
+  repeats another URL's (the layer's dup store, frontier/dedup.py), a
+  `revisit` record with the identical-payload-digest
   profile, as Common Crawl and Heritrix write for a payload seen before: the
   response's status line and headers, no payload, the shared
   WARC-Payload-Digest, and the original it repeats (WARC-Refers-To-Target-URI,
@@ -70,7 +74,15 @@ from mrcrawl.config import CrawlConfig
 from mrcrawl.fetch.connection import known_for_request, request_headers, request_target
 from mrcrawl.page.urls import host_of
 from mrcrawl.store.crawl_reader import CrawlReader, fetch_key, read_part
-from mrcrawl.store.records import FETCHED, NOT_HTML, NOT_MODIFIED, REDIRECT, payload_digest, response_body
+from mrcrawl.store.records import (
+    FETCHED,
+    NOT_HTML,
+    NOT_MODIFIED,
+    REDIRECT,
+    is_content_duplicate,
+    payload_digest,
+    response_body,
+)
 
 WARC_VERSION = "1.1"
 WARC_1_1_SPEC = "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
@@ -205,10 +217,13 @@ class LayerOutlinks(LayerTable):
 
 
 class LayerDuplicates(LayerTable):
-    """A layer's duplicate records (records.DUPLICATE_FIELDS), by URL."""
+    """A layer's payload duplicate records (records.DUPLICATE_FIELDS), by URL:
+    a page whose content, and not its bytes, repeats another's is archived
+    as the response it was."""
 
     def __init__(self, crawl: CrawlReader, layer: int, path: Path):
-        super().__init__(path, ((url, json.dumps(duplicate)) for url, duplicate in crawl.duplicates(layer)))
+        super().__init__(path, ((url, json.dumps(duplicate)) for url, duplicate in crawl.duplicates(layer)
+                                if not is_content_duplicate(duplicate)))
 
     def of(self, url: str) -> dict | None:
         text = self.get(url)
@@ -262,7 +277,7 @@ class WarcFile:
             warc_headers_dict={
                 "WARC-Type": "warcinfo",
                 "WARC-Record-ID": self.info_id,
-                "WARC-Date": warc_date(datetime.now(timezone.utc).isoformat()),
+                "WARC-Date": warc_date(self.crawl.state.run),
                 "WARC-Filename": self.path.name,
             },
         ))

@@ -5,6 +5,7 @@ import argparse
 import os
 import sys
 
+from mrcrawl.cli import run_command
 from mrcrawl.report import REPORT_FILE, ReportError, write_report
 
 EXIT_OK = 0
@@ -14,7 +15,7 @@ EXIT_USAGE = 2  # a bad argument, or DIR or --db holds no crawl or crawl db
 
 def parser() -> argparse.ArgumentParser:
     made = argparse.ArgumentParser(
-        prog="mrcrawl report",
+        prog="mrcrawl report", allow_abbrev=False,
         usage="%(prog)s DIR [--db DB] [-o FILE]",
         epilog="Exit status: 0 the page was written; 1 it could not be written there; 2 a bad command line, or DIR "
                "holds no crawl, or --db no crawl db (one line on stderr). Nothing but the page is written.",
@@ -48,4 +49,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command(main))

@@ -18,14 +18,16 @@ from pathlib import Path
 from lxml import etree
 
 from jobs.crawler import MRCrawler
+from jobs.generator import MRGenerator
 from jobs.html_to_xml import MRHtmlToXml
 from mrcrawl.frontier.crawldb import RUN_COUNTS, CrawlDb, NoCrawlDb
 from mrcrawl.frontier.db_update import parse_time
+from mrcrawl.mr.job import JobCounter
 from mrcrawl.page.urls import host_key
 from mrcrawl.plan import LAYER_JOBS
 from mrcrawl.store.cluster_store import is_cluster_path
 from mrcrawl.store.crawl_reader import CrawlReader, NoCrawl, read_part
-from mrcrawl.store.crawl_state import StepName
+from mrcrawl.store.crawl_state import CrawlState, StepName
 from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.failures import FailureKind
 from mrcrawl.store.records import FETCHED, NOT_MODIFIED, error_kind
@@ -75,6 +77,15 @@ class DayTrend:
     counts: dict[str, int]  # RUN_COUNTS
 
 
+@dataclass(frozen=True)
+class StepCount:
+    """What one counter of a finished step says: `count`, or why there is
+    no count (`missing`)."""
+
+    count: int | None
+    missing: str = ""
+
+
 @dataclass
 class CrawlFigures:
     directory: str
@@ -89,6 +100,8 @@ class CrawlFigures:
     steps: dict[str, float]  # every finished step's seconds, in the order run
     result: str
     complete: bool
+    due_urls: StepCount  # the crawl db's URLs due at the run's start: layer 0's frontier besides the seeds
+    xml_pages: StepCount  # the pages the run wrote as XML: those new or changed
     layers: list[LayerFigures] = field(default_factory=list)
     hosts: dict[str, HostFigures] = field(default_factory=dict)
     charsets: Counter = field(default_factory=Counter)
@@ -142,6 +155,8 @@ def gather(directory: str | Path, db: str | None = None) -> CrawlFigures:
         depth=state.depth or 0, runners=list(state.runners), seeds=state.seeds_count,
         delay=config.delay, db=db or state.db, steps={str(name): step.seconds for name, step in done.items()},
         result="", complete=any(name.kind == MRHtmlToXml.STEP for name in done),
+        due_urls=step_count(state, MRGenerator.STEP, MRGenerator.DUE_URLS),
+        xml_pages=step_count(state, MRHtmlToXml.STEP, MRHtmlToXml.PAGES),
     )
     for layer in (layer for layer in reader.layers if StepName(MRCrawler.STEP, layer) in done):
         steps = [StepName(kind, layer) for kind in LAYER_STEPS]
@@ -152,6 +167,17 @@ def gather(directory: str | Path, db: str | None = None) -> CrawlFigures:
     figures.result = _result(figures, done)
     _read_trend(figures, explicit_db=db is not None)
     return figures
+
+
+def step_count(state: CrawlState, kind: str, counter: JobCounter) -> StepCount:
+    """`counter` of the run's last finished step of `kind` (a deeper resume
+    runs Merge and HtmlToXml again, and the last one's output stands)."""
+    finished = state.finished(kind)
+    if not finished:
+        return StepCount(None, f"none yet: the run has not finished its {kind} step")
+    if not finished[-1].counters:
+        return StepCount(None, f"not counted: the runner of the {kind} step reported no counters")
+    return StepCount(counter.of(finished[-1].counters))
 
 
 def _read_layer(reader: CrawlReader, layer: int, figures: CrawlFigures) -> Counter:

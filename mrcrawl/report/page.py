@@ -13,7 +13,7 @@ from html import escape
 
 from mrcrawl.frontier.crawldb import RUN_COUNTS, URLS_ADDED, URLS_FETCHED, URLS_GONE, URLS_NOT_MODIFIED
 from mrcrawl.report.charts import columns, number, stacked_bars
-from mrcrawl.report.figures import LAYER_STEPS, TEXT_LENGTH_BINS, CrawlFigures, below_delay
+from mrcrawl.report.figures import LAYER_STEPS, TEXT_LENGTH_BINS, CrawlFigures, StepCount, below_delay
 from mrcrawl.store.records import FETCHED, NOT_MODIFIED, OUTCOMES
 
 # By outcome, in the order of OUTCOMES: fetched, not_html, not_modified,
@@ -39,6 +39,8 @@ table { border-collapse: collapse; margin: .5em 0; } td, th { padding: 2px 10px;
 th { background: #eceff1; } tr:nth-child(even) td { background: #f7f9fa; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 code { font-size: 12px; word-break: break-all; }
+p, figcaption, .wrap { overflow-wrap: anywhere; }
+#summary-table td:first-child { white-space: nowrap; }
 .below { color: #c62828; font-weight: bold; }
 .note { background: #fff8e1; border-left: 4px solid #ffb300; padding: .5em 1em; }
 .bad { background: #ffebee; border-left: 4px solid #e53935; padding: .5em 1em; }
@@ -50,6 +52,16 @@ svg .axis { stroke: #555; } svg .grid { stroke: #e0e0e0; }
 
 def _e(value) -> str:
     return escape(str(value), quote=True)
+
+
+def _path(path: str) -> tuple[str, str]:
+    """A path as a table cell: code, which breaks anywhere, so that a long one never widens its table."""
+    return ("html", f"<code>{_e(path)}</code>")
+
+
+def _detail(error: str) -> str:
+    """An error's detail, which may quote a long unbroken word (a URL): it breaks anywhere."""
+    return f"<span class=wrap>{_e(error)}</span>"
 
 
 def _bytes(count: int) -> str:
@@ -88,14 +100,17 @@ def _summary(figures: CrawlFigures) -> str:
     outcomes = figures.outcomes
     span = (figures.last_request - figures.first_request) if figures.first_request is not None else None
     rows = [
-        ["crawl", f"{figures.name} ({figures.language})"], ["directory", figures.directory],
+        ["crawl", f"{figures.name} ({figures.language})"], ["directory", _path(figures.directory)],
         ["as of", figures.run], ["depth", f"{figures.depth} layers ({len(figures.layers)} crawled)"],
         ["runner", ", ".join(figures.runners) or "not recorded"], ["seeds", figures.seeds],
+        ["URLs due", _counted(figures.due_urls, "from the crawl db, on layer 0 beside the seeds")],
         ["pages fetched", f"{number(outcomes[FETCHED])} fetched, {number(outcomes[NOT_MODIFIED])} not modified"],
-        ["URLs attempted", figures.attempted], ["bytes received", _bytes(figures.bytes)],
+        ["URLs attempted", figures.attempted],
+        ["XML pages written", _counted(figures.xml_pages, "new or changed pages, for the index")],
+        ["bytes received", _bytes(figures.bytes)],
         ["time in steps", f"{figures.step_seconds:,.1f} s over {len(figures.steps)} steps"],
         ["requests", "none" if span is None else f"from the first to the last: {span:,.1f} s"],
-        ["result", figures.result], ["crawl db", figures.db or "none"],
+        ["result", figures.result], ["crawl db", _path(figures.db) if figures.db else "none"],
     ]
     html = "<h2 id=summary>Summary</h2>" + _table(["", ""], rows, table_id="summary-table")
     if figures.complete and not figures.fetched:
@@ -105,11 +120,15 @@ def _summary(figures: CrawlFigures) -> str:
             kind, error = top
             url, detail = next(iter(error.examples.items()))
             cause = (f" The most common error: {_e(kind.label)} ({error.count} URLs), "
-                     f"for example <code>{_e(url)}</code>: {_e(detail)}.")
+                     f"for example <code>{_e(url)}</code>: {_detail(detail)}.")
         html += f'<p class=bad id=nothing-fetched>This crawl fetched no page.{cause}</p>'
     elif not figures.complete:
         html += f'<p class=note>The crawl is not complete: {_e(figures.result)}.</p>'
     return html
+
+
+def _counted(counted: StepCount, what: str) -> str:
+    return f"{number(counted.count)} {what}" if counted.count is not None else counted.missing
 
 
 def _layers(figures: CrawlFigures) -> str:
@@ -205,7 +224,7 @@ def _errors(figures: CrawlFigures) -> str:
     top = sorted(figures.errors.items(), key=lambda item: (-item[1].count, item[0]))[:TOP_ERRORS]
     if not top:
         return "<h2 id=errors>Top errors</h2><p>No URL ended in an error.</p>"
-    rows = [[kind.label, error.count, ("html", "<br>".join(f"<code>{_e(url)}</code>: {_e(detail)}"
+    rows = [[kind.label, error.count, ("html", "<br>".join(f"<code>{_e(url)}</code>: {_detail(detail)}"
                                                           for url, detail in error.examples.items()))]
             for kind, error in top]
     return ("<h2 id=errors>Top errors</h2>"

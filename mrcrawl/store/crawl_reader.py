@@ -69,8 +69,9 @@ class CrawlReader:
             yield from read_part(part)
 
     def duplicates(self, layer: int) -> Iterator[tuple[str, dict]]:
-        """(URL, duplicate record) of each page of the layer whose payload is
-        another URL's; none when the layer's db update has not run."""
+        """(URL, duplicate record) of each page of the layer whose payload, or
+        content, is another URL's (records.DUPLICATE_FIELDS); none when the
+        layer's db update has not run."""
         for part in self.store.parts(self.store.duplicates(layer)):
             yield from read_part(part)
 

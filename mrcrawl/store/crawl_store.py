@@ -7,8 +7,8 @@
     DIR/in/<L>/           frontier of layer L, one frontier entry per URL
     DIR/doc/<L>/          one doc record per URL attempted on layer L
     DIR/out/<L>/          one out record per doc record of layer L
-    DIR/dbbatch/<L>/      what layer L tells the crawl db, one update per URL and one claim per payload digest
-    DIR/dup/<L>/          one duplicate record per URL fetched on layer L whose payload is another URL's
+    DIR/dbbatch/<L>/      what layer L tells the crawl db, one update per URL and one claim per digest or signature
+    DIR/dup/<L>/          the duplicate records of the URLs fetched on layer L whose payload or content is another's
     DIR/doc/merged/       one doc record per final URL over all layers
     DIR/xml/<start time>/ one XML page per indexable fetched page
     DIR/.lock             held by the run working in DIR

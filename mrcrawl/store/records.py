@@ -12,7 +12,8 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-from datetime import datetime, timezone
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 
 import pybase64
 
@@ -57,15 +58,17 @@ DOC_FIELDS = (
     "http_version",  # e.g. "HTTP/1.1", for an exact status line in WARC export
     "reason",  # the status line's reason phrase
     "attempts",  # requests made for this URL, redirect hops and retries included
-    "duplicate_of",  # set by Merge: the URL whose payload this page repeats (the dup store), else None
+    "duplicate_of",  # set by Merge: the URL whose content this page repeats (the dup store), else None
 )
 
 
 # What a frontier entry and a doc record carry of the crawl db's record: the
 # validators a conditional request sends back, the signature that tells a
-# changed page from an unchanged one, and the earlier fetch's payload digest
-# and time, which a WARC revisit record refers to.
-KNOWN_FIELDS = ("etag", "last_modified", "signature", "digest", "fetched_at")
+# changed page from an unchanged one, the earlier fetch's payload digest
+# and time, which a WARC revisit record refers to, and the original that
+# fetch repeated (a duplicate has had no XML: its page is new to the index
+# once it is no duplicate).
+KNOWN_FIELDS = ("etag", "last_modified", "signature", "digest", "fetched_at", "duplicate_of")
 
 # The frontier store `in/<L>`: key the URL, value a frontier entry.
 FRONTIER_FIELDS = (
@@ -100,8 +103,8 @@ DB_FIELDS = (
     "fetched_at",  # the last request's time, or None
     "fetch_count",  # requests that got an answer, over every run
     "http_status",  # the last answer's HTTP status, or None
-    "last_modified",  # the last 200's Last-Modified header, sent back as If-Modified-Since
-    "etag",  # the last 200's ETag header, sent back as If-None-Match
+    "last_modified",  # the last 200's Last-Modified header, sent back as If-Modified-Since; None for a duplicate
+    "etag",  # the last 200's ETag header, sent back as If-None-Match; None for a duplicate
     "digest",  # payload digest of the last 200's body (sha1, as WARC writes it)
     "signature",  # what counts as a change of the page (see the revisit policy)
     "changed_at",  # when the signature last changed
@@ -109,7 +112,7 @@ DB_FIELDS = (
     "interval",  # the current revisit interval, in seconds
     "failures",  # consecutive runs that ended in a transient failure
     "deferred",  # why it was due and not fetched, or None
-    "duplicate_of",  # for a duplicate: the URL whose content it repeats
+    "duplicate_of",  # for a duplicate: the URL that held its content when it was last fetched
     "redirect_to",  # for a redirect: the target
     "score",  # link-based priority: filled in by scoring, None until then
     "hub",  # True for a page that leads to new URLs (home, section): revisited on every run
@@ -117,19 +120,24 @@ DB_FIELDS = (
 )
 
 
-# The crawl db's digest index: key a payload digest, value the URL whose
-# fetched page first had that payload (its original) and when it was fetched.
+# The crawl db's digest index: key a payload digest, or a content signature
+# (`sig:<signature>`, frontier/dedup.py), value the URL whose fetched page
+# first had that payload or content (its original) and when it was fetched.
 DIGEST_FIELDS = (
-    "url",  # the original: every other URL fetched with this payload is its duplicate
-    "fetched_at",  # when the original's page with this payload was fetched
+    "url",  # the original: every other URL fetched with this payload (content) repeats it
+    "fetched_at",  # when the original's page with this payload (content) was fetched
 )
 
 # The duplicate store `dup/<L>`: key a URL fetched on layer L whose payload
-# is another URL's, value what it duplicates.
+# or content is another URL's, value what it repeats: a payload duplicate
+# (identical bytes: a WARC revisit record), or a content duplicate (the same
+# text: the crawl db's `duplicate`).  A URL may have one of each, with
+# different originals.
 DUPLICATE_FIELDS = (
     "duplicate_of",  # the original's URL (DIGEST_FIELDS' url)
     "original_fetched_at",  # the original's fetch time, which a WARC revisit record refers to
-    "digest",  # the payload digest both share
+    "digest",  # a payload duplicate's: the payload digest both share
+    "signature",  # a content duplicate's, instead of a digest: the content signature both share
 )
 
 
@@ -144,6 +152,16 @@ def new_duplicate(original: dict, digest: str) -> dict:
     return {"duplicate_of": original["url"], "original_fetched_at": original["fetched_at"], "digest": digest}
 
 
+def new_content_duplicate(original: dict, signature: str) -> dict:
+    """The duplicate record of a URL whose content, of signature `signature`, has the original `original`."""
+    return {"duplicate_of": original["url"], "original_fetched_at": original["fetched_at"], "signature": signature}
+
+
+def is_content_duplicate(duplicate: dict) -> bool:
+    """Whether a duplicate record says the page repeats another's content (else: its payload)."""
+    return "signature" in duplicate
+
+
 def new_db_record(url: str, host: str) -> dict:
     """A db record for a URL the db has not seen; the update fills it in."""
     record = dict.fromkeys(DB_FIELDS)
@@ -156,13 +174,30 @@ def iso_utc(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+@dataclass(frozen=True)
+class RunClock:
+    """The clock a run stamps its times with: the wall clock moved by
+    `offset` seconds, which the run fixes when it begins (CrawlState's
+    clock_offset): `--now` minus the real time then, so that a run as of
+    another day records that day; 0 without `--now`, the wall clock.  It only
+    stamps; waits and timeouts are measured on the monotonic clock."""
+
+    offset: float = 0.0
+
+    def now_iso(self) -> str:
+        return iso_utc(datetime.now(timezone.utc) + timedelta(seconds=self.offset))
+
+
+WALL_CLOCK = RunClock()
+
+
 def utc_now_iso() -> str:
-    return iso_utc(datetime.now(timezone.utc))
+    return WALL_CLOCK.now_iso()
 
 
-def new_doc(requested_url: str, layer: int, entry: dict | None = None) -> dict:
+def new_doc(requested_url: str, layer: int, entry: dict | None = None, clock: RunClock = WALL_CLOCK) -> dict:
     """A doc record for a URL about to be attempted, from its frontier entry
-    if it has one; the fetcher fills it in."""
+    if it has one, stamped by the run's `clock`; the fetcher fills it in."""
     doc = dict.fromkeys(DOC_FIELDS)
     doc.update(
         url=requested_url,
@@ -170,7 +205,7 @@ def new_doc(requested_url: str, layer: int, entry: dict | None = None) -> dict:
         hops=(entry or {}).get("hops"),
         known=(entry or {}).get("known"),
         layer=layer,
-        fetched_at=utc_now_iso(),
+        fetched_at=clock.now_iso(),
         meta_follow=True,
         meta_index=True,
         truncated=False,

@@ -24,10 +24,17 @@
 
 from .daily import DailySpec, DailyWeb, start_daily_web
 from .model import AGENT_TOKEN, USER_AGENT, Host, Page, Robots, RobotsGroup, Web
-from .oracle import expected_duplicates, expected_layers, expected_layers_for_config, outcome_counts
+from .oracle import (
+    expected_duplicates,
+    expected_layers,
+    expected_layers_for_config,
+    expected_payload_duplicates,
+    outcome_counts,
+)
 from .server import LogEntry, TestWebServer, start_test_web
 from .web import generate_web, seeds
 
 __all__ = ["AGENT_TOKEN", "USER_AGENT", "DailySpec", "DailyWeb", "Host", "LogEntry", "Page", "Robots",
            "RobotsGroup", "TestWebServer", "Web", "expected_duplicates", "expected_layers", "expected_layers_for_config",
-           "generate_web", "outcome_counts", "seeds", "start_daily_web", "start_test_web"]
+           "expected_payload_duplicates", "generate_web", "outcome_counts", "seeds", "start_daily_web",
+           "start_test_web"]

@@ -9,11 +9,15 @@ are kept beside the crawl, in <output>-inputs/.  --resume continues that crawl
 (an interrupted one, or deeper with a larger --depth), serving the web on the
 port its seeds name.
 
-    python -m mrcrawl.testweb serve [--seed N] [--hosts N] [--seconds S]
+    python -m mrcrawl.testweb serve [--seed N] [--hosts N] [--port P] [--seconds S]
+    python -m mrcrawl.testweb serve --day N [--sites N] [--seed N] [--port P] [--seconds S]
 
 prints the seed URLs and the url_allow rule, then serves until Ctrl-C or
 until --seconds have passed. --seeds-file and --config-file write a seed list
 and a crawl config (JSON, which YAML reads) for a crawl of the served web.
+With --day it serves the daily news web (daily.py) as it is on that day, and
+prints the --now a crawl of that day gives: serving day after day on one
+--port, a person crawls the days by hand into one crawl db.
 """
 
 from __future__ import annotations
@@ -29,12 +33,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from mrcrawl.cli import invocation
+from mrcrawl.cli import invocation, run_command
+from mrcrawl.interrupts import INTERRUPTED, interrupts_remembered
 from mrcrawl.logs import add_verbosity_options
 from mrcrawl.store.crawl_store import CrawlStore
 
+from .daily import DailySpec, start_daily_web
 from .model import Web
-from .server import start_test_web
+from .server import TestWebServer, start_test_web
 from .sites import MIN_HOSTS
 from .web import generate_web, seeds
 
@@ -44,6 +50,8 @@ DEMO_OUTPUT = Path("crawl/demo")
 DEMO_DEPTH = 3
 DEMO_SEED, DEMO_HOSTS = 1, 8  # the web the demo crawls: start_test_web()'s default
 SEEDS_NAME, CONFIG_NAME = "seeds.txt", "testweb.yaml"
+SERVED_HOSTS = 8  # serve's web without --day
+DAILY = DailySpec()  # serve --day's web, but for --seed and --sites: the one the daily-run tests crawl
 
 
 class UsageError(Exception):
@@ -89,21 +97,29 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = _ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    parser = _ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0], allow_abbrev=False)
     parser.epilog = f"`{PROG} COMMAND --help` gives a command's options."
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    serve = commands.add_parser("serve", help="serve the test web on 127.0.0.2 and up",
-                                description="Serve the test web on 127.0.0.2 and up, print its seed URLs and "
-                                            "url_allow rule, and serve until Ctrl-C or --seconds have passed.")
+    serve = commands.add_parser("serve", help="serve the test web on 127.0.0.2 and up", allow_abbrev=False,
+                                description="Serve the test web on 127.0.0.2 and up, or with --day the daily "
+                                            "news web as it is on that day, print its seed URLs and url_allow "
+                                            "rule, and serve until Ctrl-C or --seconds have passed.")
     serve.add_argument("--seed", type=int, default=1, metavar="N", help="generation seed (default: 1)")
-    serve.add_argument("--hosts", type=int, default=8, metavar="N",
-                       help=f"number of hosts, at least {MIN_HOSTS} (default: 8)")
+    serve.add_argument("--hosts", type=int, metavar="N",
+                       help=f"number of hosts, at least {MIN_HOSTS} (default: {SERVED_HOSTS})")
+    serve.add_argument("--day", type=int, metavar="N",
+                       help=f"serve the daily news web as it is on day N, 1 to {DAILY.days}; a crawl of it gives "
+                            "the --now printed (default: the test web, which has no days)")
+    serve.add_argument("--sites", type=int, metavar="N",
+                       help=f"with --day: number of news sites (default: {DAILY.sites})")
+    serve.add_argument("--port", type=int, default=0, metavar="P",
+                       help="serve on port P of every address (default: a free one)")
     serve.add_argument("--seconds", type=float, default=3600, metavar="S", help="stop after this long (default: 3600)")
     serve.add_argument("--seeds-file", metavar="FILE", help="write the seed URLs here, one per line (default: none)")
     serve.add_argument("--config-file", metavar="FILE",
                        help="write a crawl config for this web here, as JSON, which YAML reads (default: none)")
     demo = commands.add_parser(
-        "demo", help="crawl the test web with the real pipeline and show the stores",
+        "demo", help="crawl the test web with the real pipeline and show the stores", allow_abbrev=False,
         description="Serve the test web on loopback, crawl it with the real driver and jobs, export the WARC "
                     "archive and page index, and show where each store landed. The seed file and config are "
                     "kept beside the crawl, in <output>-inputs/.")
@@ -120,22 +136,62 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     # The driver checks --depth too, but only once the demo has served the web and written its inputs.
     if args.command == "demo" and args.depth < 1:
         demo.error(f"--depth: must be at least 1, got {args.depth}")
-    if args.command == "serve" and args.hosts < MIN_HOSTS:
-        serve.error(f"--hosts must be at least {MIN_HOSTS}")
-    if args.command == "serve" and args.seconds <= 0:
-        serve.error("--seconds must be positive")
+    if args.command == "serve":
+        for problem in serve_problems(args):
+            serve.error(problem)
     return args
 
 
+def serve_problems(args: argparse.Namespace) -> list[str]:
+    """What is wrong with serve's options, as the command line names them."""
+    problems = []
+    if args.day is None:
+        if args.sites is not None:
+            problems.append("--sites: only with --day, which serves the daily news web; the test web has --hosts")
+        if args.hosts is not None and args.hosts < MIN_HOSTS:
+            problems.append(f"--hosts must be at least {MIN_HOSTS}")
+    else:
+        if args.hosts is not None:
+            problems.append("--hosts: not with --day; the daily news web has --sites")
+        if not 1 <= args.day <= DAILY.days:
+            problems.append(f"--day: the daily news web has days 1 to {DAILY.days}, got {args.day}")
+        try:
+            daily_spec(args)
+        except ValueError as error:
+            problems.append(f"--sites: {error}")
+    if not 0 <= args.port <= 65535:
+        problems.append(f"--port: must be 1 to 65535 (or 0 for a free one), got {args.port}")
+    if args.seconds <= 0:
+        problems.append("--seconds must be positive")
+    return problems
+
+
+def daily_spec(args: argparse.Namespace) -> DailySpec:
+    """serve --day's web: the daily-run tests' own, with the seed and sites asked for."""
+    return replace(DAILY, seed=args.seed, sites=DAILY.sites if args.sites is None else args.sites)
+
+
 def serve(args: argparse.Namespace) -> int:
-    server = start_test_web(seed=args.seed, hosts=args.hosts)
+    try:
+        server = start_served_web(args)
+    except OSError as error:
+        taken = "is in use" if error.errno == errno.EADDRINUSE else f"cannot be bound ({error.strerror})"
+        print(f"{PROG} serve: port {args.port} {taken} on 127.0.0.2 and up; stop what serves there "
+              "(an earlier serve?), or give another --port", file=sys.stderr)
+        return 2
     try:
         web = server.web
-        print(f"test web: seed {args.seed}, {len(web.hosts)} hosts, {len(web.pages)} URLs, port {server.port}")
+        if args.day is None:
+            print(f"test web: seed {args.seed}, {len(web.hosts)} hosts, {len(web.pages)} URLs, port {server.port}")
+        else:
+            print(f"daily news web: seed {args.seed}, {web.spec.sites} sites, day {args.day} of {web.spec.days}, "
+                  f"port {server.port}")
+            print(f"crawl it as of day {args.day}: --now {web.date_iso(args.day)}")
         print("seeds:")
         for url in server.seeds:
             print(f"  {url}")
-        print(f"url_allow: {web.url_allow}")
+        for rule in web.crawl_config()["url_allow"]:
+            print(f"url_allow: {rule}")
         if args.seeds_file:
             with open(args.seeds_file, "w", encoding="utf-8") as out:
                 out.write("".join(f"{url}\n" for url in server.seeds))
@@ -151,6 +207,13 @@ def serve(args: argparse.Namespace) -> int:
         server.stop()
         print(f"stopped after {len(server.log)} requests", file=sys.stderr)
     return 0
+
+
+def start_served_web(args: argparse.Namespace) -> TestWebServer:
+    """serve's web, serving; raises OSError when --port cannot be bound."""
+    if args.day is not None:
+        return start_daily_web(daily_spec(args), day=args.day, port=args.port)
+    return start_test_web(seed=args.seed, hosts=args.hosts or SERVED_HOSTS, port=args.port)
 
 
 def plan_demo(args: argparse.Namespace) -> DemoPlan:
@@ -228,7 +291,9 @@ def run_demo(plan: DemoPlan) -> int:
             return driver.EXIT_USAGE
         raise
     try:
-        with server:
+        # Ctrl-C, SIGTERM or SIGHUP outside the driver's own handling of them (interrupts.py) ends the demo as
+        # inside it: one line, and the signal's exit status.
+        with interrupts_remembered(), server:
             if not plan.web:
                 plan.inputs.mkdir(parents=True, exist_ok=True)
                 plan.seeds_file.write_text("".join(f"{url}\n" for url in server.seeds), encoding="utf-8")
@@ -241,9 +306,10 @@ def run_demo(plan: DemoPlan) -> int:
                                  resume_hint=resume_command(plan))  # the demo serves the web again; the driver alone would not
             server.wait_idle()
             requests = len(server.log)
-    except KeyboardInterrupt:  # outside the driver's own handling of it
-        print(f"{DEMO}: interrupted; to continue this demo crawl, run: {resume_command(plan)}", file=sys.stderr)
-        return driver.EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        print(f"{DEMO}: interrupted by {INTERRUPTED.name}; to continue this demo crawl, run: {resume_command(plan)}",
+              file=sys.stderr)
+        return INTERRUPTED.exit_status
     if status != driver.EXIT_OK:
         return status
     print(f"\nthe server answered {requests} requests. The stores:")
@@ -261,4 +327,4 @@ def run_demo(plan: DemoPlan) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_command(main))

@@ -12,6 +12,14 @@ the "related" links of newer ones, or not at all.  Hub pages (home and
 sections) print the edition's date, so their bytes change every day even when
 their links do not; telling the two apart is the crawler's job.
 
+With `cross_posted_share`, some articles are also published in a second
+section, under that section's URL, as news sites publish one article in
+two: the second section's page links the copy.  The two answers differ only
+in what every answer changes (the time the page was rendered, a rotating
+advert, a script's nonce), so their bytes differ and their text does not:
+the copy's Page names its article in `same_text_as`, and the crawler is to
+take the later of the two for a duplicate of the first.
+
 Every 200 carries an ETag (a hash of the body: a strong validator) and a
 Last-Modified (when the article last changed; for a hub, the day served), and
 the server answers conditional requests with 304 (server.not_modified).
@@ -79,6 +87,8 @@ class DailySpec:
     updated_share: float = 0.05  # its text changes
     deleted_share: float = 0.02  # it answers 404 from that day on
     fail_once_share: float = 0.05  # its first request of the day answers 503
+    # Chance per article, when it is published: it is also in a second section, under that section's URL.
+    cross_posted_share: float = 0.0
     latest: int = 10  # articles a hub page lists, newest first
     related: int = 2  # older articles of its section an article links to
     days: int = 7
@@ -88,9 +98,12 @@ class DailySpec:
             raise ValueError(f"sites must be 1 to 253, got {self.sites}")
         if min(self.sections, self.articles, self.latest, self.days) < 1 or self.related < 0:
             raise ValueError("sections, articles, latest and days must be at least 1, related at least 0")
-        shares = (self.new_share, self.updated_share, self.deleted_share, self.fail_once_share)
+        shares = (self.new_share, self.updated_share, self.deleted_share, self.fail_once_share,
+                  self.cross_posted_share)
         if not all(0.0 <= share <= 1.0 for share in shares):
             raise ValueError("the shares must be between 0 and 1")
+        if self.cross_posted_share and self.sections < 2:
+            raise ValueError("cross_posted_share needs at least 2 sections: a second one to publish in")
 
     @property
     def new_per_day(self) -> int:
@@ -102,7 +115,8 @@ BENCHMARK_SPEC = DailySpec(sites=50, sections=20, articles=2000, new_share=0.02,
 
 @dataclass(frozen=True)
 class DayEvents:
-    """What happens to the articles on one day: URLs in site and article order."""
+    """What happens to the articles on one day: URLs in site and article order,
+    a cross-posted article's copy right after it."""
 
     published: tuple[str, ...]  # answer 200 from this day on (day 1: every article of day 1)
     updated: tuple[str, ...]  # new text; Last-Modified moves to this day
@@ -114,8 +128,11 @@ class _Spot(NamedTuple):
     """Where a URL of the web is: its site, what it is, and which one."""
 
     site: int
-    kind: str  # "robots", "home", "section" or "article"
+    kind: str  # "robots", "home", "section", "article", or "copy": a cross-posted article in its second section
     number: int  # the section's, or the article's (0 for the others)
+
+
+ARTICLE_KINDS = ("article", "copy")
 
 
 class DailyWeb:
@@ -209,8 +226,8 @@ class DailyWeb:
         """Every URL that answers 200 on `day`, robots.txt files included."""
         urls = set(self.static.pages) | set(self.hub_urls())
         for site in range(self.spec.sites):
-            urls.update(self._article_url(site, n) for n in range(self._count(day))
-                        if not self._deleted_by(site, n, day))
+            urls.update(url for n in range(self._count(day)) if not self._deleted_by(site, n, day)
+                        for url in self._urls_of(site, n))
         return urls
 
     def events(self, day: int) -> DayEvents:
@@ -230,20 +247,20 @@ class DailyWeb:
                     updated.append((site, n))
                 if self._fails_once(site, n, day):
                     failing.append((site, n))
-        return DayEvents(*(tuple(self._article_url(site, n) for site, n in articles)
+        return DayEvents(*(tuple(url for site, n in articles for url in self._urls_of(site, n))
                            for articles in (published, updated, deleted, failing)))
 
     def fails_once(self, url: str, day: int) -> bool:
         """Whether the first request for `url` on `day` answers 503."""
         spot = self._locate(url)
-        return (spot is not None and spot.kind == "article" and self._answers(spot, day)
+        return (spot is not None and spot.kind in ARTICLE_KINDS and self._answers(spot, day)
                 and self._fails_once(spot.site, spot.number, day))
 
     def deleted_on(self, url: str) -> int | None:
         """The day an article is deleted (404 from then on), None if it is not
         within the web's days (or `url` is no article)."""
         spot = self._locate(url)
-        return self._deleted_day(spot.site, spot.number) if spot and spot.kind == "article" else None
+        return self._deleted_day(spot.site, spot.number) if spot and spot.kind in ARTICLE_KINDS else None
 
     def version(self, url: str, day: int) -> int | None:
         """The day the content of `url` last changed, as of `day`; None when it
@@ -254,7 +271,7 @@ class DailyWeb:
         spot = self._locate(url)
         if spot is None or not self._answers(spot, day):
             return None
-        if spot.kind == "article":
+        if spot.kind in ARTICLE_KINDS:
             return self._version(spot.site, spot.number, day)
         if spot.kind == "robots":
             return 1
@@ -338,6 +355,25 @@ class DailyWeb:
     def _article_url(self, site: int, n: int) -> str:
         return self._url(site, self._article_path(site, n))
 
+    def _cross_posted(self, site: int, n: int) -> bool:
+        """Whether article `n` is also published in a second section, its copy's."""
+        share = self.spec.cross_posted_share
+        return share > 0 and self._uniform("cross-posted", site, n) < share
+
+    def _second_section(self, n: int) -> int:
+        return (n + 1) % self.spec.sections
+
+    def _copy_path(self, site: int, n: int, title: str | None = None) -> str:
+        """The path of a cross-posted article's copy: its path, in its second section."""
+        path = self._article_path(site, n, title)
+        return f"/{section_name(self._second_section(n))}/{path.split('/', 2)[2]}"
+
+    def _urls_of(self, site: int, n: int) -> list[str]:
+        """The URLs article `n` answers at: its own, and its copy's when it is cross-posted."""
+        if not self._cross_posted(site, n):
+            return [self._article_url(site, n)]
+        return [self._article_url(site, n), self._url(site, self._copy_path(site, n))]
+
     def _related(self, site: int, n: int) -> list[int]:
         """Older articles of the same section, fixed when `n` is published."""
         sections = self.spec.sections
@@ -346,16 +382,25 @@ class DailyWeb:
         picked = chooser.sample(range(older), min(self.spec.related, older))
         return [n % sections + i * sections for i in picked]
 
-    def _listed(self, site: int, section: int | None, day: int) -> list[int]:
+    def _listed(self, site: int, section: int | None, day: int) -> list[tuple[int, bool]]:
         """A hub's articles on `day`: the newest live ones of the section (of
-        the whole site for the home page), newest first, at most `latest`."""
+        the whole site for the home page), newest first, at most `latest`,
+        each with whether the hub links its copy (a section page, the
+        articles cross-posted to it)."""
         newest = self._count(day) - 1
-        step = 1 if section is None else self.spec.sections
-        start = newest if section is None else newest - (newest - section) % step
-        listed: list[int] = []
-        for n in range(start, -1, -step):
+        sections = self.spec.sections
+        if section is None or not self.spec.cross_posted_share:
+            step = 1 if section is None else sections
+            start = newest if section is None else newest - (newest - section) % step
+            candidates = ((n, False) for n in range(start, -1, -step))
+        else:
+            candidates = ((n, n % sections != section) for n in range(newest, -1, -1)
+                          if n % sections == section
+                          or (self._second_section(n) == section and self._cross_posted(site, n)))
+        listed: list[tuple[int, bool]] = []
+        for n, copy in candidates:
             if not self._deleted_by(site, n, day):
-                listed.append(n)
+                listed.append((n, copy))
                 if len(listed) == self.spec.latest:
                     break
         return listed
@@ -400,13 +445,17 @@ class DailyWeb:
         if not (path.endswith(".html") and stem and number.isascii() and number.isdigit() and len(number) < 10):
             return None
         n = int(number)
-        if n >= self._count(self.spec.days) or self._article_path(site, n) != path:
+        if n >= self._count(self.spec.days):
             return None
-        return _Spot(site, "article", n)
+        if self._article_path(site, n) == path:
+            return _Spot(site, "article", n)
+        if self._cross_posted(site, n) and self._copy_path(site, n) == path:
+            return _Spot(site, "copy", n)
+        return None
 
     def _answers(self, spot: _Spot, day: int) -> bool:
         """Whether the page at `spot` answers 200 on `day`."""
-        if spot.kind != "article":
+        if spot.kind not in ARTICLE_KINDS:
             return True
         return spot.number < self._count(day) and not self._deleted_by(spot.site, spot.number, day)
 
@@ -415,14 +464,14 @@ class DailyWeb:
         site, kind, number = spot
         if kind == "home":
             sections = [self._section_link(site, section) for section in range(self.spec.sections)]
-            articles = [self._article_link(site, n) for n in self._listed(site, None, day)]
+            articles = [self._article_link(site, n) for n, _ in self._listed(site, None, day)]
             partners = [(site + k) % self.spec.sites for k in range(1, min(PARTNER_SITES, self.spec.sites - 1) + 1)]
             return sections + articles + [Link(self._url(other, "/"), self._url(other, "/"), site_name(other))
                                           for other in partners]
         home = Link("/", self._url(site, "/"), "Home")
         if kind == "section":
-            return [home] + [self._article_link(site, n) for n in self._listed(site, number, day)]
-        if kind == "article":
+            return [home] + [self._article_link(site, n, copy) for n, copy in self._listed(site, number, day)]
+        if kind in ARTICLE_KINDS:  # a copy links what its article links
             related = [self._article_link(site, n) for n in self._related(site, number)]
             return [self._section_link(site, number % self.spec.sections), home] + related
         return []
@@ -434,17 +483,17 @@ class DailyWeb:
         path = section_path(section)
         return Link(path, self._url(site, path), section_name(section).capitalize())
 
-    def _article_link(self, site: int, n: int) -> Link:
+    def _article_link(self, site: int, n: int, copy: bool = False) -> Link:
         title = self._title(site, n)
-        path = self._article_path(site, n, title)
+        path = self._copy_path(site, n, title) if copy else self._article_path(site, n, title)
         return Link(path, self._url(site, path), title)
 
     def _render(self, spot: _Spot, day: int) -> Page:
         site, kind, number = spot
         if kind == "robots":
             return self.static.pages[self._url(site, "/robots.txt")]
-        if kind == "article":
-            return self._render_article(site, number, day)
+        if kind in ARTICLE_KINDS:
+            return self._render_article(site, number, day, copy=kind == "copy")
         name = site_name(site)
         title = name if kind == "home" else f"{section_name(number).capitalize()} - {name}"
         # The edition's date makes a hub's bytes differ every day.
@@ -452,22 +501,37 @@ class DailyWeb:
         path = "/" if kind == "home" else section_path(number)
         return self._html(self._url(site, path), kind, title, paragraphs, self._links(spot, day), day)
 
-    def _render_article(self, site: int, n: int, day: int) -> Page:
-        spot = _Spot(site, "article", n)
+    def _render_article(self, site: int, n: int, day: int, copy: bool = False) -> Page:
+        spot = _Spot(site, "copy" if copy else "article", n)
+        article_url = self._article_url(site, n)
+        url = self._url(site, self._copy_path(site, n)) if copy else article_url
         if not self._answers(spot, day):
-            return missing_page(self._article_url(site, n))
+            return missing_page(url)
         published, version = self._published_day(n), self._version(site, n, day)
         dateline = f"Published {edition(self.date(published))}."
         if version != published:
             dateline += f" Updated {edition(self.date(version))}."
         # An update draws a new text; the title stays.
         text = article_paragraphs(random.Random(self._number("text", site, n, version)))
-        return self._html(self._article_url(site, n), "article", self._title(site, n), (dateline, *text),
-                          self._links(spot, day), version, flaky=self._fails_once(site, n, day))
+        changing = self._changing_parts(site, n, version, copy) if self._cross_posted(site, n) else {}
+        return self._html(url, "article", self._title(site, n), (dateline, *text), self._links(spot, day),
+                          version, flaky=self._fails_once(site, n, day), same_text_as=article_url if copy else None,
+                          **changing)
+
+    def _changing_parts(self, site: int, n: int, version: int, copy: bool) -> dict[str, str]:
+        """What a cross-posted article's two answers differ in: the time the
+        page was rendered (in a header), a rotating advert (an image) and a
+        script's nonce.  Each URL has its own, fixed for a version of the
+        article, so that a revisit of either may still be answered 304."""
+        number = self._number("copy rendered" if copy else "rendered", site, n, version)
+        seconds, advert = number % 86400, number // 86400 % 100
+        clock = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+        return {"head": f'<script nonce="{number:016x}">var pageNonce = "{number:016x}";</script>\n',
+                "body_extra": f'<header>Rendered at {clock} UTC</header>\n<img src="/ads/{advert}.png" alt="">\n'}
 
     def _html(self, url: str, kind: str, title: str, paragraphs: tuple[str, ...], links: list[Link],
-              modified: int, **fields) -> Page:
-        text = document(title, paragraphs, links)
+              modified: int, head: str = "", body_extra: str = "", **fields) -> Page:
+        text = document(title, paragraphs, links, head=head, body_extra=body_extra)
         return self._page(url, kind, text.encode(), modified, links=link_targets(links), title=title,
                           paragraphs=paragraphs, text=text, charset="utf-8", declared="header", **fields)
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import html
+import re
 import struct
 import zlib
 from dataclasses import dataclass
+
+DIGIT_NAMES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,14 @@ def document(title: str, paragraphs=(), links=(), *, lang="en", head="", body_ex
         + (f'<ul class="links">\n{items}</ul>\n' if items else "")
         + "<footer>mrcrawl test web</footer>\n</body>\n</html>\n"
     )
+
+
+def digits_in_words(text: str) -> str:
+    """`text` with its numbers spelled digit by digit ("page-10" -> "page-one
+    zero").  A crawler reads a page's text without its digits (the content
+    signature, mrcrawl/page/change.py): pages told apart by numbers alone
+    would be one page to it, unless their numbers are also in words."""
+    return re.sub("[0-9]+", lambda number: " ".join(DIGIT_NAMES[int(digit)] for digit in number.group()), text)
 
 
 def query_escape(word: str, label: str) -> str:

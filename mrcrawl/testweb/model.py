@@ -131,6 +131,11 @@ class Page:
     title: str | None = None
     paragraphs: tuple[str, ...] = ()  # the main text, as it must come out of decoding
     text: str | None = None  # the whole document decoded (BOM excluded)
+    # The URL of a page (an article, not a hub) whose text this one shows,
+    # only what every answer changes differing (a clock, an advert, a
+    # nonce): the crawler takes it for that page's duplicate.  The pages of
+    # a web otherwise all differ in their text, outside links and digits.
+    same_text_as: str | None = None
     note: str = ""  # why this page exists
 
     @property

@@ -129,20 +129,37 @@ def check_before_request(web: Web, url: str, rules: CrawlRules) -> str | None:
 
 
 def expected_duplicates(web: Web, layers: list[set[Record]], max_page_bytes: int | None = None) -> dict[str, str]:
-    """The pages of a crawl (expected_layers) whose payload another URL's
-    page had before them, each with that URL, its original: the first URL
-    fetched with the payload, on an earlier layer, or on the same layer the
-    shortest such URL, then the smallest.  A payload is the body served,
-    cut at max_page_bytes."""
+    """The pages of a crawl (expected_layers) whose content another URL's
+    page had before them (the crawl db's `duplicate`s, which get no XML),
+    each with that URL, its original: the first URL fetched with that
+    content, on an earlier layer, or on the same layer the shortest such
+    URL, then the smallest.  A page's content is that of the page whose text
+    it shows (Page.same_text_as), else its own payload: the body served, cut
+    at max_page_bytes."""
+    def content(url: str) -> bytes:
+        return web.page(web.page(url).same_text_as or url).body[:max_page_bytes]
+    return _repeats(layers, content)
+
+
+def expected_payload_duplicates(web: Web, layers: list[set[Record]],
+                                max_page_bytes: int | None = None) -> dict[str, str]:
+    """The pages of a crawl whose payload (the body served, cut at
+    max_page_bytes) another URL's page had before them, each with its
+    original, chosen as expected_duplicates() chooses: the pages the WARC
+    archive holds as identical-payload revisit records."""
+    return _repeats(layers, lambda url: web.page(url).body[:max_page_bytes])
+
+
+def _repeats(layers: list[set[Record]], content) -> dict[str, str]:
     originals: dict[bytes, str] = {}
     duplicates: dict[str, str] = {}
     for records in layers:
-        payloads: dict[bytes, set[str]] = {}
+        shown: dict[bytes, set[str]] = {}
         for _, outcome, url in records:
             if outcome in ("fetched", "not_html"):
-                payloads.setdefault(web.page(url).body[:max_page_bytes], set()).add(url)
-        for payload, urls in payloads.items():
-            original = originals.setdefault(payload, min(urls, key=lambda url: (len(url), url)))
+                shown.setdefault(content(url), set()).add(url)
+        for key, urls in shown.items():
+            original = originals.setdefault(key, min(urls, key=lambda url: (len(url), url)))
             duplicates.update((url, original) for url in urls if url != original)
     return duplicates
 

@@ -21,13 +21,13 @@ links from the home page, so that a crawl reaches it on layer 3).
 
 from __future__ import annotations
 
-import codecs
 import threading
 import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from mrcrawl.page.charset_labels import LABEL_TO_CODEC
+from mrcrawl.testweb.markup import digits_in_words
 from mrcrawl.testweb.server import LogEntry
 
 ADDRESS = "127.0.0.40"  # beside the test web's 127.0.0.2 upwards
@@ -107,9 +107,12 @@ def charset_page(codec: str, label: str) -> bytes:
         return markup.encode(codec)
 
     invalid = invalid_bytes(codec) or (b"" if codec.startswith("utf-16") else bytes(range(0x80, 0x100)))
+    # The footer spells the label's numbers: labels such as l2 and l4 differ
+    # in digits alone, and their pages would otherwise have one text.
     return (text(f"<html><head><title>Bytes invalid in {label}</title></head><body><p>Here come bytes "
                  f"invalid in {label}: ") + invalid + text(" and controls \x01\x08\x1f, and the page goes on.</p>"
-                                                            "<p>The last paragraph.</p></body></html>"))
+                                                            "<p>The last paragraph.</p>"
+                                                            f"<footer>{digits_in_words(label)}</footer></body></html>"))
 
 
 @dataclass(frozen=True)
@@ -127,11 +130,14 @@ def fault_pages(origin: str) -> dict[str, FaultPage]:
         pages[path] = FaultPage(markup.encode("utf-8") if isinstance(markup, str) else markup, content_type)
 
     after = f'<p>After the nest comes the rest of the page.</p><a href="{AFTER_NEST}">after the nest</a>'
+    # Each page's text is its own (the title is no part of it): the same
+    # text twice would make one page a duplicate of the other.
     add(NESTED, "<html><head><title>Nested divs</title></head><body>" + "<div>" * NEST_DEPTH
-        + "deep inside" + "</div>" * NEST_DEPTH + after + "</body></html>")
+        + "deep inside the divs" + "</div>" * NEST_DEPTH + after + "</body></html>")
     add(NESTED_MARKED, "<html><head><title>Nested asides</title></head><body>" + "<aside>" * NEST_DEPTH
-        + "deep inside" + "</aside>" * NEST_DEPTH + after + "</body></html>")
-    add(AFTER_NEST, "<html><head><title>After the nest</title></head><body><p>Reached.</p></body></html>")
+        + "deep inside the asides" + "</aside>" * NEST_DEPTH + after + "</body></html>")
+    add(AFTER_NEST, "<html><head><title>After the nest</title></head><body><p>Reached after the nest.</p>"
+        "</body></html>")
     opening = b"<html><head><title>Ten megabytes on one line</title></head><body><p>"
     closing = b"</p></body></html>"
     words = b"ten megabytes on one line "
@@ -141,9 +147,9 @@ def fault_pages(origin: str) -> dict[str, FaultPage]:
         f'</head><body class="a\x00b"><p>{NUL_TEXT}</p><p id="x\x00y">Second\x00paragraph.</p></body></html>')
     for codec, label in charset_labels().items():
         add(charset_path(label), charset_page(codec, label), f"{html}; charset={label}")
-    # The comment makes each body its own: the same payload twice would be a duplicate.
-    koi8 = ("<html><head>{meta}<!-- {path} --><title>Страница</title></head><body><p>"
-            + UNKNOWN_LABEL_TEXT + "</p></body></html>")
+    # The footer makes each page's text its own: the same text twice would be a duplicate.
+    koi8 = ("<html><head>{meta}<title>Страница</title></head><body><p>"
+            + UNKNOWN_LABEL_TEXT + "</p><footer>{path}</footer></body></html>")
     for label in UNKNOWN_LABELS:
         path = unknown_label_path(label)
         add(path, koi8.format(meta="", path=path).encode(UNKNOWN_LABEL_CODEC), f"{html}; charset={label}")
@@ -155,11 +161,11 @@ def fault_pages(origin: str) -> dict[str, FaultPage]:
     for path, base in ((BASE_JAVASCRIPT, "javascript:alert(document.domain)//"),
                        (BASE_FTP, f"ftp://{ADDRESS}/pub/"), (BASE_DATA, "data:text/html,base")):
         add(path, f'<html><head><base href="{base}"><title>Base</title></head><body>{links}</body></html>')
-    add(BASE_TARGET, "<html><head><title>Base target</title></head><body><p>Reached.</p></body></html>")
+    add(BASE_TARGET, "<html><head><title>Base target</title></head><body><p>Reached through a base.</p></body></html>")
     for path, content in ((REFRESH_A, f"0; url={REFRESH_B}"), (REFRESH_B, f"0;URL='{REFRESH_A}'"),
                           (REFRESH_SELF, "1; url=self.html")):
         add(path, f'<html><head><meta http-equiv="refresh" content="{content}"><title>Refresh</title></head>'
-            f"<body><p>Refreshing.</p></body></html>")
+            f"<body><p>Refreshing {path}.</p></body></html>")
     chain = [*CHAIN, MANY_LINKS]
     for path, following in zip(chain, chain[1:]):
         add(path, f'<html><head><title>Chain</title></head><body><a href="{following}">next</a></body></html>')

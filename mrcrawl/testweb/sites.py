@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import html
 import posixpath
 import random
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from . import texts
-from .markup import TINY_PDF, Link, document, query_escape, tiny_png
+from .markup import TINY_PDF, Link, digits_in_words, document, query_escape, tiny_png
 from .model import AGENT_TOKEN, OFFSITE_ADDRESSES, Host, Page, Robots, RobotsGroup, Web
 
 # Roles of the first hosts, in address order (127.0.0.2, .3, ...). Every host
@@ -172,8 +173,11 @@ class WebBuilder:
         for url in sorted(self.wanted - self.missing - set(self.pages)):
             parts = urlsplit(url)
             if f"{parts.scheme}://{parts.netloc}" in origins:
+                # The footer spells the path's numbers: leaves whose paths
+                # differ in numbers alone would otherwise have one text.
+                footer = f"<footer>{html.escape(digits_in_words(parts.path))}</footer>\n"
                 self.add_html(url, "leaf", f"Leaf {parts.path}", ("A page that links point to.",),
-                              (Link("/", f"{parts.scheme}://{parts.netloc}/", "home"),))
+                              (Link("/", f"{parts.scheme}://{parts.netloc}/", "home"),), body_extra=footer)
 
     def add_robots_files(self) -> None:
         for host in self.hosts:
@@ -269,13 +273,19 @@ def build_charsets(b: WebBuilder) -> None:
             if label == "gbk" and declared == "header":
                 # The path is UTF-8 percent-encoded whatever the page's charset.
                 links.append(Link("中文页.html", host.url("/text/gbk/%E4%B8%AD%E6%96%87%E9%A1%B5.html"), "中文页"))
-            # The variant is named in the page, so that no two variants have the
-            # same bytes: a crawler would take one for a duplicate of the other.
+            # The variant is named in the page's footer, so that no two
+            # variants have the same text: a crawler would take one for a
+            # duplicate of the other.  (A footer is not main text.)
             b.add_html(url, "charset", text.title, text.paragraphs, links, lang=lang, charset=label,
-                       head=f"<!-- charset declared: {declared} -->\n",
+                       body_extra=f"<footer>Charset declared: {declared}.</footer>\n",
                        declared=declared, meta_style="charset" if number % 2 else "http-equiv",
                        direction="rtl" if lang == "ar" else None,
                        note=f"{label} declared: {declared}")
+        # The query's page is named by the word it asks for, not by the
+        # label: gb2312 and gb18030 differ in digits alone, which a crawler
+        # does not read in a page's text.
+        b.add_html(query_target, "leaf", f"Search for {text.query}", ("A page that links point to.",),
+                   (Link("/", host.url("/"), "home"),))
 
 
 def charset_pages_on(b: WebBuilder, host: Host) -> list[str]:

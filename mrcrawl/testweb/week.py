@@ -20,6 +20,15 @@ The policy, as this oracle states it (intervals in days, `revisit:` keys):
   validators of an earlier 200 (its ETag) and the page's ETag is still that
   one (an article's body changes only with its version; a hub's prints the
   day's date, so a hub is never 304 on a later day); else 200.
+- Duplicates: an article's content is its text (its copy in a second
+  section shows the same, Page.same_text_as); a hub's is its own, never
+  another's.  After each layer, each content answered 200 on it has an
+  original: the URL that held it before, unless that URL showed other
+  content on this layer (or answered 404) without showing it again; else the
+  shortest of the URLs that showed it on this layer, then the smallest.
+  Every other URL that showed it is a `duplicate` of it.  The db keeps no
+  validators (ETag, Last-Modified) of a duplicate, so a duplicate is never
+  answered 304, and a 503 leaves what it duplicates as it was.
 - After the request, the URL's interval and due time (run start + interval):
   a 200 or 304 of a hub (home, section page) -> hub_days; the first 200 of an
   article -> first_days; a later 200 -> x shrink if its text changed (its
@@ -29,7 +38,8 @@ The policy, as this oracle states it (intervals in days, `revisit:` keys):
   interval kept for later); past retry_runs in a row -> gone, max_days.  A
   200 or 304 resets the failures.
 - A page is new or changed (it gets XML) when answered 200 and never answered
-  200 before, or an article whose version differs from its last 200's.  A
+  200 before, or an article whose version differs from its last 200's, or a
+  page that was a duplicate at its last 200; and it is no duplicate now.  A
   hub's text outside links is fixed (its date's digits do not count), so a
   hub is new only at its first 200, whatever its links do.
 
@@ -54,7 +64,7 @@ DUE_SLACK = timedelta(hours=1)
 
 # Outcomes (of a doc record) and statuses (of a db record), as the crawler writes them.
 FETCHED, NOT_MODIFIED, HTTP_ERROR = "fetched", "not_modified", "http_error"
-UNFETCHED, GONE, FAILED = "unfetched", "gone", "failed"
+UNFETCHED, GONE, FAILED, DUPLICATE = "unfetched", "gone", "failed", "duplicate"
 
 
 def _bounded(policy: RevisitConfig, seconds: float) -> float:
@@ -78,8 +88,10 @@ class UrlState:
     interval: float | None = None  # seconds
     due: datetime | None = None
     queued: tuple[int, int] | None = None  # (day, layer) the cycle filter last queued it for
-    last_200: int | None = None  # the day of its last 200, whose validators the db keeps
-    version: int | None = None  # the model's version of the page at that 200
+    last_200: int | None = None  # the day of its last 200, whose validators the db keeps (None: none kept)
+    version: int | None = None  # the model's version of the page at its last 200
+    content: tuple[str, int] | None = None  # an article's content at its last 200: (its article's URL, version)
+    duplicate_of: str | None = None  # the URL whose content it showed at its last 200
 
 
 @dataclass
@@ -121,6 +133,7 @@ class WeekOracle:
         self.state: dict[str, UrlState] = {}
         self.last_day = 0
         self.predictions: dict[int, DayPrediction] = {}
+        self.originals: dict[tuple[str, int], str] = {}  # each article content's original URL
         self._hubs = frozenset(web.hub_urls())
 
     # -- one run -----------------------------------------------------------------
@@ -141,14 +154,18 @@ class WeekOracle:
             if not frontier:
                 break
             outcomes: dict[str, str] = {}
+            last_status: dict[str, int] = {}
             links: dict[str, int | None] = {}  # URL -> the fewest hops a link to it comes with
             for url in frontier:
                 state = self.state[url]
                 state.seed = url in seeds and layer == 0  # as the frontier entry says
                 statuses, outcome = self._request(url, day, state)
                 answers.update((url, status) for status in statuses)
-                outcomes[url] = outcome
-                if self._take(state, day, statuses[-1], outcome):
+                outcomes[url], last_status[url] = outcome, statuses[-1]
+            duplicates = self._judge_duplicates(day, last_status)
+            for url, outcome in outcomes.items():
+                state = self.state[url]
+                if self._take(state, day, last_status[url], outcome, duplicates.get(url)):
                     xml.add(url)
                 if outcome == FETCHED:
                     hops = None if state.hops is None else state.hops + 1
@@ -187,8 +204,35 @@ class WeekOracle:
         statuses.append(200)
         return statuses, FETCHED
 
-    def _take(self, state: UrlState, day: int, status: int, outcome: str) -> bool:
-        """The db record after a fetch; whether the page is new or changed."""
+    def _judge_duplicates(self, day: int, last_status: dict[str, int]) -> dict[str, str | None]:
+        """The originals after a layer whose requests ended with `last_status`
+        (by URL), and each article answered 200 with the URL whose content it
+        repeats (None: its content's original)."""
+        shown: dict[tuple[str, int], set[str]] = {}
+        left: dict[tuple[str, int], set[str]] = {}
+        for url, status in last_status.items():
+            content = self.content(url, day) if status == 200 else None
+            if content is not None:
+                shown.setdefault(content, set()).add(url)
+            before = self.state[url].content
+            if before is not None and status in (200, 404) and content != before:
+                left.setdefault(before, set()).add(url)
+        judged: dict[str, str | None] = {}
+        for content in shown.keys() | left.keys():
+            urls = shown.get(content, set())
+            original = self.originals.pop(content, None)
+            if original in left.get(content, ()) and original not in urls:
+                original = None
+            if original is None and urls:
+                original = min(urls, key=lambda url: (len(url), url))
+            if original is not None:
+                self.originals[content] = original
+            judged.update((url, None if url == original else original) for url in urls)
+        return judged
+
+    def _take(self, state: UrlState, day: int, status: int, outcome: str, duplicate_of: str | None) -> bool:
+        """The db record after a fetch (`duplicate_of`: for a 200, the URL
+        whose content it repeats); whether the page is new or changed."""
         policy, start = self.policy, self.web.date(day)
         state.fetch_count += 1
         state.http_status = status
@@ -206,7 +250,7 @@ class WeekOracle:
         interval = state.interval or policy.first_days * DAY
         new_or_changed = False
         if outcome == NOT_MODIFIED:
-            state.status = NOT_MODIFIED
+            state.status = DUPLICATE if state.duplicate_of else NOT_MODIFIED
             hub = bool(state.hub or state.seed)
             interval = policy.hub_days * DAY if hub else _bounded(policy, interval * policy.grow)
         elif outcome == FETCHED:
@@ -220,10 +264,14 @@ class WeekOracle:
                 interval = policy.first_days * DAY
             else:
                 interval = _bounded(policy, interval * (policy.shrink if changed else policy.grow))
-            state.status, state.last_200, state.version = FETCHED, day, version
-            new_or_changed = first or changed
+            was_duplicate = state.duplicate_of is not None
+            state.status = DUPLICATE if duplicate_of else FETCHED
+            state.last_200 = None if duplicate_of else day
+            state.version, state.content, state.duplicate_of = version, self.content(state.url, day), duplicate_of
+            new_or_changed = (first or changed or was_duplicate) and duplicate_of is None
         else:  # 404
             state.status, interval = GONE, policy.max_days * DAY
+            state.content = state.duplicate_of = None
         state.interval = interval
         state.due = start + timedelta(seconds=interval)
         return new_or_changed
@@ -233,6 +281,14 @@ class WeekOracle:
     def is_hub(self, url: str) -> bool:
         """Home and section pages are hubs; articles are not."""
         return url in self._hubs
+
+    def content(self, url: str, day: int) -> tuple[str, int] | None:
+        """What a page answered 200 on `day` is compared by with other URLs'
+        pages: an article's text, (its article's URL, its version); None for
+        a hub, whose payload (and content) is its own."""
+        if self.is_hub(url):
+            return None
+        return self.web.page(url, day).same_text_as or url, self.web.version(url, day)
 
     def text_changed(self, url: str, before: int, now: int) -> bool:
         """Whether the page's text outside links changed between two versions:
@@ -263,6 +319,7 @@ class WeekOracle:
             "etag": validators.get("ETag"),
             "last_modified": validators.get("Last-Modified"),
             "queued": None if state.queued is None else f"{iso_utc(web.date(state.queued[0]))} {state.queued[1]}",
+            "duplicate_of": state.duplicate_of,
         }
 
 
@@ -277,4 +334,4 @@ def _min(a, b):
 # The db record fields record() predicts.
 PREDICTED_FIELDS = (
     "status", "first_run", "first_layer", "hops", "seed", "hub", "fetch_count", "http_status",
-    "failures", "interval", "due_at", "etag", "last_modified", "queued")
+    "failures", "interval", "due_at", "etag", "last_modified", "queued", "duplicate_of")
