@@ -5,6 +5,15 @@ partitioner, so all of a host's URLs reach one reducer call on one machine
 and politeness can be kept there, in the order of their ranks.  Combine:
 drop duplicate URLs.  Reduce: the threaded fetcher, fed host by host,
 yields one doc record per URL.
+
+The layer's time limit (`max_layer_seconds`) is counted in each reduce task
+from its start.  That is the layer's time on every runner: the reduce runs
+in one wave (one task inline, one per core on the local runner, and
+--reducers no more than the cluster's reduce slots on Hadoop, EMR and
+Spark), so its tasks start together, as soon as the short map of the
+frontier's entries is done; and a task's own monotonic clock needs no clock
+shared with the driver or another machine.  The URLs a task had not done
+when its time ran out get no doc record, and are counted (URLS_LEFT).
 """
 from collections import Counter
 
@@ -25,6 +34,8 @@ TOP_ERRORS = 3
 class MRCrawler(CrawlJob):
     STEP = "crawl"
     URLS_IN = JobCounter(STEP, "urls in")
+    URLS_DEFERRED = JobCounter(STEP, "urls deferred")  # frontier entries a cap held back
+    URLS_LEFT = JobCounter(STEP, "urls left")  # URLs not done when the layer's time ran out (max_layer_seconds)
     OUTCOMES = CounterGroup("outcome")  # doc records by outcome
     ERRORS = CounterGroup("error")  # failed doc records by error kind (store/failures.py)
     FETCH = CounterGroup("fetch")  # the fetcher's own figures: requests, retries, bytes, ...
@@ -39,6 +50,9 @@ class MRCrawler(CrawlJob):
     }
 
     def mapper(self, url, entry):
+        if entry.get("deferred"):  # held back from the layer by a cap: DbBatch records why
+            self.count(self.URLS_DEFERRED)
+            return
         self.count(self.URLS_IN)
         yield host_key(url), [entry["rank"], url, entry]
 
@@ -46,7 +60,8 @@ class MRCrawler(CrawlJob):
         yield from ((host, value) for value in unique_adjacent(ranked))
 
     def reducer_init(self):
-        self.fetcher = Fetcher(self.config, self.layer, on_progress=self.report_progress, clock=self.clock)
+        self.fetcher = Fetcher(self.config, self.layer, on_progress=self.report_progress, clock=self.clock,
+                               time_limit=self.config.max_layer_seconds)
 
     def reducer(self, host, ranked):
         for _, url, entry in unique_adjacent(ranked):
@@ -57,6 +72,8 @@ class MRCrawler(CrawlJob):
         yield from self.emit(self.fetcher.finish())
         for name, amount in self.fetcher.stats.items():
             self.increment_counter(self.FETCH.group, name, amount)
+        if self.fetcher.left:
+            self.count(self.URLS_LEFT, self.fetcher.left)
 
     def emit(self, docs):
         for doc in docs:
@@ -91,8 +108,10 @@ class MRCrawler(CrawlJob):
             requests += f", {fetch['unconnected']} could not connect"
         errors = cls.ERRORS.of(counters).most_common(TOP_ERRORS)
         pages_per_second = cls.OUTCOMES.of(counters)[FETCHED] / max(seconds, 1e-9)
-        return (f"{cls.URLS_IN.of(counters)} URLs in: {outcomes or 'nothing attempted'}; {requests}, "
-                f"{fetch['retries']} retries ({pages_per_second:.1f} pages/s)"
+        left = cls.URLS_LEFT.of(counters)
+        return (f"{cls.URLS_IN.of(counters)} URLs in: {outcomes or 'nothing attempted'}"
+                + (f"; {left} left when the layer's time ran out (max_layer_seconds)" if left else "")
+                + f"; {requests}, {fetch['retries']} retries ({pages_per_second:.1f} pages/s)"
                 + "".join(f"\n{'':26}{count} × {error_label(kind)}" for kind, count in errors))
 
 

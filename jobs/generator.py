@@ -3,8 +3,11 @@
 Map (one task per db partition file, read whole): the partition's seeds,
 and every URL of the partition whose revisit is due at the run's start,
 each with a frontier entry (its rank, and the validators and signature of
-its last fetch).  See mrcrawl/frontier/generate.py.
+its last fetch).  See mrcrawl/frontier/generate.py.  When the config caps
+a layer, these are layer 0's candidates, each with its order key, which
+the steps of mrcrawl/frontier/caps.py then hold to the caps.
 """
+from mrcrawl.frontier.caps import FrontierCaps
 from mrcrawl.frontier.crawldb import partition_number, partition_of
 from mrcrawl.frontier.generate import layer_zero
 from mrcrawl.mr.job import DbFileJob, JobCounter
@@ -23,7 +26,7 @@ class MRGenerator(DbFileJob):
         partition = partition_number(partition_uri)
         seeds = [url for url in self.seed_urls() if partition_of(url, self.partitions) == partition]
         with open(partition_path, "rb") as stored:
-            for url, entry in layer_zero(stored, seeds, self.options.run):
+            for url, entry in layer_zero(stored, seeds, self.options.run, ordered=bool(FrontierCaps.of(self.config))):
                 self.count(self.SEEDS if entry["seed"] else self.DUE_URLS)
                 yield url, entry
 

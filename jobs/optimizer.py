@@ -6,8 +6,11 @@ filter itself runs in DbUpdate, against every run and layer: a URL linked
 on this layer that the db had never fetched was queued there for the next
 layer.  What is left for the Optimizer is to read those marks out.  Map (one
 task per db partition file, read whole): every URL queued for the next
-layer, with its frontier entry.
+layer, with its frontier entry.  When the config caps a layer, these are
+the next layer's candidates, each with its order key, which the steps of
+mrcrawl/frontier/caps.py then hold to the caps.
 """
+from mrcrawl.frontier.caps import FrontierCaps
 from mrcrawl.frontier.generate import queued_for
 from mrcrawl.mr.job import DbFileJob, JobCounter
 from mrcrawl.store.protocols import Utf8JsonProtocol
@@ -22,7 +25,8 @@ class MROptimizer(DbFileJob):
 
     def mapper_raw(self, partition_path, partition_uri):
         with open(partition_path, "rb") as stored:
-            for url, entry in queued_for(stored, self.options.run, self.layer + 1):
+            for url, entry in queued_for(stored, self.options.run, self.layer + 1,
+                                         ordered=bool(FrontierCaps.of(self.config))):
                 self.count(self.NEW_URLS)
                 yield url, entry
 

@@ -214,6 +214,7 @@ _BOOLEAN = Check(lambda value: isinstance(value, bool), "true or false")
 _REGEXES = Check(_string_list, "a list of regular expressions")
 _NON_NEGATIVE_SECONDS = Check(lambda value: _is_number(value) and value >= 0, "a number of seconds >= 0")
 _POSITIVE_DAYS = Check(lambda value: _finite(value) and value > 0, "a number of days > 0")
+_COUNT_OR_NULL = Check(lambda value: value is None or (_is_int(value) and value >= 1), "a whole number >= 1, or null")
 
 
 # ---- one key's declaration ------------------------------------------------------
@@ -347,6 +348,34 @@ class CrawlConfig:
         None, check=Check(_proxy_url, "an http:// or https:// proxy URL (scheme, optional user:password@, host, optional port), "
                                       "or null"),
         redact=redacted_proxy, doc="the HTTP proxy for every request (environment proxies are ignored)")
+    # What a layer fetches: caps on the frontier (deferred URLs wait in the db,
+    # never dropped), the trap guards on the links a page gives (a trapped URL
+    # is recorded with its guard, never fetched), and the layer's time limit.
+    max_urls_per_layer: int | None = setting(
+        None, check=_COUNT_OR_NULL, unit="URLs",
+        doc="a layer's frontier holds at most this many URLs besides the seeds (Nutch's topN); the rest wait in "
+            "the db; null: no limit")
+    max_urls_per_host: int | None = setting(
+        None, check=_COUNT_OR_NULL, unit="URLs",
+        doc="a layer's frontier holds at most this many URLs of one host besides the seeds (Nutch's "
+            "generate.max.count); the rest wait in the db; null: no limit")
+    max_url_length: int | None = setting(
+        1024, check=_COUNT_OR_NULL, unit="characters",
+        doc="a linked URL longer than this is trapped, as StormCrawler's default; null: no limit")
+    max_path_repeats: int | None = setting(
+        3, check=_COUNT_OR_NULL, unit="times",
+        doc="a linked URL whose path holds one segment more than this many times is trapped (a path that grows "
+            "on every link); null: no limit")
+    max_query_params: int | None = setting(
+        12, check=_COUNT_OR_NULL, unit="parameters",
+        doc="a linked URL with more query parameters than this is trapped (faceted and calendar navigation "
+            "that multiplies without end); null: no limit")
+    max_layer_seconds: float | None = setting(
+        None, check=Check(lambda value: value is None or (_finite(value) and value > 0), "a number of seconds > 0, or null"),
+        unit="seconds",
+        doc="when a layer's fetching has run this long (in each Crawler task, from its start), no new request "
+            "starts; the URLs left wait in the db for the next layer and the next run (Nutch's "
+            "fetcher.timelimit.mins); null: no limit")
     revisit: RevisitConfig = setting(
         factory=RevisitConfig,
         check=Check(lambda value: value is None or isinstance(value, dict),
@@ -520,7 +549,8 @@ def _floats_made(section: type, values: dict) -> dict:
     """`values` with the ints a file gives for float fields made floats, so
     that `delay: 2` and `delay: 2.0` make the same config (and JSON)."""
     types = typing.get_type_hints(section)
-    return {key: float(value) if types[key] is float else value for key, value in values.items()}
+    floats = {key for key, kind in types.items() if kind is float or kind == float | None}
+    return {key: float(value) if key in floats and value is not None else value for key, value in values.items()}
 
 
 def _revisit_config(data: dict, source: str) -> RevisitConfig:

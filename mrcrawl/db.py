@@ -1,12 +1,14 @@
 """Read a crawl db, as Nutch's `readdb` does.
 
-    python -m mrcrawl.db stats DB [--now ISO8601]      counts per status and per host, URLs due, payload digests
+    python -m mrcrawl.db stats DB [--now ISO8601]      counts per status and per host, URLs due, payload digests,
+                                                       and what waits (deferred, trapped) per pay-level domain
     python -m mrcrawl.db get DB URL                    one URL's record, as JSON
     python -m mrcrawl.db dump DB [--status S] [--format jsonl|parquet] [-o FILE]
 
 DB is a crawl db, or a crawl directory, whose crawl.json names its db.  The
 db is read one partition file at a time, so any size is read in bounded
-memory: stats holds a count per host, never the URLs.
+memory: stats holds a count per host and a few per pay-level domain, never
+the URLs.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from pathlib import Path
 from mrcrawl.cli import run_command
 from mrcrawl.frontier.crawldb import NoCrawlDb, find_record, read_db, read_digest_index
 from mrcrawl.frontier.db_update import parse_time
+from mrcrawl.frontier.waiting import WaitingTally
 from mrcrawl.page.urls import normalize_url
 from mrcrawl.store.crawl_state import CrawlState
 from mrcrawl.store.crawl_store import CrawlStore
@@ -50,10 +53,12 @@ def stats(db: Path, now: datetime) -> str:
     hosts: dict[str, Counter] = defaultdict(Counter)
     due = 0
     moment = iso_utc(now)
+    waiting = WaitingTally()
     for _, record in read_db(db):
         statuses[record["status"]] += 1
         hosts[record["host"]][record["status"]] += 1
         due += record["due_at"] is not None and record["due_at"] <= moment
+        waiting.add(record)
     total = sum(statuses.values())
     payloads = sum(1 for _ in read_digest_index(db))
     lines = [f"{db}: {total} URLs, {len(hosts)} hosts, {due} due at {moment}; "
@@ -63,7 +68,19 @@ def stats(db: Path, now: datetime) -> str:
     for host, counts in sorted(hosts.items(), key=lambda item: (-sum(item[1].values()), item[0])):
         detail = ", ".join(f"{status} {count}" for status, count in counts.most_common())
         lines.append(f"{host:<40} {sum(counts.values()):>8}  {detail}")
-    return "\n".join(lines)
+    return "\n".join(lines + waiting_lines(waiting))
+
+
+def waiting_lines(waiting: WaitingTally) -> list[str]:
+    """What waits, per pay-level domain: the URLs deferred (unfetched or due,
+    by the cap or limit that deferred them) and those trapped (by guard)."""
+    lines = ["", f"waiting: {waiting.deferred} URLs deferred, {waiting.trapped} trapped"]
+    if waiting.by_pld:
+        lines.append(f"{'pay-level domain':<40} {'deferred':>8} {'trapped':>8}  why")
+    for pld, counts in waiting.ranked():
+        detail = ", ".join(f"{why} {count}" for why, count in counts.why())
+        lines.append(f"{pld:<40} {counts.deferred.total():>8} {counts.trapped.total():>8}  {detail}")
+    return lines
 
 
 def dump(db: Path, status: str | None, format: str, output) -> int:
@@ -99,7 +116,7 @@ def _write_parquet(records, path) -> int:
 def _parquet_types() -> dict:
     import pyarrow as pa
 
-    integers = {"first_layer", "hops", "fetch_count", "http_status", "failures"}
+    integers = {"first_layer", "hops", "fetch_count", "http_status", "failures", "deferrals"}
     floats = {"interval", "score"}
     booleans = {"seed", "hub"}
     return {field: pa.int64() if field in integers else pa.float64() if field in floats
@@ -125,8 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     db_help = "the crawl db directory (the crawl's --db), or a crawl directory: the db its crawl.json names"
     stats_parser = commands.add_parser(
-        "stats", help="counts per status and per host, and how many URLs are due", allow_abbrev=False,
-        description="Count a crawl db's URLs per status and per host, the URLs due, and the payload digests.")
+        "stats", help="counts per status and per host, how many URLs are due, and what waits", allow_abbrev=False,
+        description="Count a crawl db's URLs per status and per host, the URLs due, the payload digests, and, "
+                    "per pay-level domain, the URLs deferred (by cap or time limit) and trapped (by guard).")
     stats_parser.add_argument("db", metavar="DB", type=Path, help=db_help)
     stats_parser.add_argument("--now", type=_utc, default=None, metavar="ISO8601",
                               help="count URLs due at this UTC time (default: now)")

@@ -44,6 +44,7 @@ from mrcrawl.crawl_dir import (
 )
 from mrcrawl.export import EXPORT_KINDS, kind_problems, parse_kinds, run_exports
 from mrcrawl.export import describe as describe_export
+from mrcrawl.frontier.caps import FrontierCaps
 from mrcrawl.frontier.crawldb import CrawlDb
 from mrcrawl.interrupts import INTERRUPTED, STOPPING_SIGNALS, interrupts_remembered, stopped_status
 from mrcrawl.logs import add_verbosity_options, configure_logging
@@ -55,7 +56,7 @@ from mrcrawl.progress import DEFAULT_EVERY, progress_stream
 from mrcrawl.report import write_report
 from mrcrawl.seeds import read_seeds, seed_urls
 from mrcrawl.store.cluster_store import ClusterCrawlStore, is_cluster_path
-from mrcrawl.store.crawl_state import CrawlState
+from mrcrawl.store.crawl_state import CrawlState, StepName
 from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.failures import error_label, no_page_advice
 from mrcrawl.store.records import FETCHED, NOT_MODIFIED
@@ -197,19 +198,29 @@ def run_layers(pipeline: Pipeline, store: CrawlStore, state: CrawlState, depth: 
     state.depth = depth
     state.runners = list(dict.fromkeys([*state.runners, settings.runner]))  # for the report
     state.save(store)
-    pipeline.run(run_start(store))
+    caps = FrontierCaps.of(CrawlConfig.from_dict(state.config))  # the caps a resumed run started with
+    pipeline.run(run_start(store, caps))
     layers = 0
     for layer in range(depth):
         if not store.has_records(store.frontier(layer)):
             log.info(f"layer {layer}: frontier is empty, stopping")
             break
-        log.info(f"layer {layer}: {pipeline.frontier_size(store.frontier(layer))[1]} URLs")
-        pipeline.run(layer_steps(store, layer, last=layer == depth - 1, batch_sorted=settings.sorts_reduce_output))
+        log.info(f"layer {layer}: {pipeline.frontier_size(store.frontier(layer))[1]} URLs{left_before(state, layer)}")
+        pipeline.run(layer_steps(store, layer, last=layer == depth - 1, batch_sorted=settings.sorts_reduce_output,
+                                 caps=caps))
         layers = layer + 1
     pipeline.run(run_end(store, layers, state.started_at))
     if layers:
         log.info(f"pages: {store.merged()}  xml: {store.xml(state.started_at)}")
     log.info(run_summary(pipeline, state, time.monotonic() - started, layers))
+
+
+def left_before(state: CrawlState, layer: int) -> str:
+    """What a layer's line says of the URLs the layer before left when its
+    time ran out (max_layer_seconds): the crawl db queued them for this one."""
+    crawled = state.done.get(StepName(MRCrawler.STEP, layer - 1))
+    left = MRCrawler.URLS_LEFT.of(crawled.counters) if crawled else 0
+    return f", {left} of them left when layer {layer - 1}'s time ran out" if left else ""
 
 
 def outcome_totals(state: CrawlState) -> Counter:

@@ -23,6 +23,7 @@ from mrcrawl.logs import add_verbosity_options, configure_logging
 from mrcrawl.output.pagexml import indexable
 from mrcrawl.page.charset_labels import declared_encoding
 from mrcrawl.page.outlinks import out_record
+from mrcrawl.page.traps import TrapGuards
 from mrcrawl.page.urls import UrlFilter, host_key
 from mrcrawl.show import canonical_url, header_lines, page_xml, record_lines, section, xml_text
 from mrcrawl.store.records import FETCHED, ROBOTS_DENIED, body_bytes
@@ -79,15 +80,19 @@ def robots_lines(config: CrawlConfig, fetcher: Fetcher, doc: dict) -> list[str]:
 
 
 def outlink_lines(config: CrawlConfig, doc: dict) -> list[str]:
-    """The page's links as the Parser keeps them (in scope), and those the scope drops."""
+    """The page's links as the Parser keeps them (in scope), those a trap
+    guard catches, and those the scope drops."""
     hub_link_density = config.revisit.hub_link_density
-    kept = out_record(doc, UrlFilter(config.url_allow, config.url_deny), hub_link_density)["outlinks"]
-    every = out_record(doc, UrlFilter([], []), hub_link_density)["outlinks"]  # no scope: every link
-    dropped = [link for link in every if link not in set(kept)]
-    lines = [section(f"outlinks: {len(kept)} in scope, {len(dropped)} out of scope (url_allow, url_deny)")]
+    out = out_record(doc, UrlFilter(config.url_allow, config.url_deny), hub_link_density, TrapGuards.of(config))
+    kept, trapped = out["outlinks"], out["trapped"]
+    every = out_record(doc, UrlFilter([], []), hub_link_density)["outlinks"]  # no scope, no guard: every link
+    dropped = [link for link in every if link not in set(kept) | {link for link, _ in trapped}]
+    lines = [section(f"outlinks: {len(kept)} in scope, {len(trapped)} trapped (trap guards), "
+                     f"{len(dropped)} out of scope (url_allow, url_deny)")]
     if not every and doc["outcome"] == FETCHED and not doc["meta_follow"]:
         lines.append("(none followed: the page says nofollow)")
-    return lines + [f"in   {link}" for link in kept] + [f"out  {link}" for link in dropped]
+    return (lines + [f"in   {link}" for link in kept] + [f"trap {link} ({guard})" for link, guard in trapped]
+            + [f"out  {link}" for link in dropped])
 
 
 def check(config: CrawlConfig, url: str) -> tuple[dict, list[str]]:

@@ -23,6 +23,15 @@ earlier step of the same layer wrote (PartFiles).  They are resolved then
     optimize/L  Optimizer           db URL files          -> in/L+1   (not on the last layer)
     merge/0-N   Merge               doc/0..N, dup/0..N    -> doc/merged
     xml/0-N     HtmlToXml           doc/merged            -> xml/<run's start>
+
+When the config caps a layer (max_urls_per_host, max_urls_per_layer:
+frontier/caps.py), the Generator and the Optimizer write the layer's
+candidates instead, and up to three steps, named by the layer whose
+frontier they choose, hold them to the caps (choose_frontier):
+
+    hostcap/L   HostCap             cand/L                -> hostcap/L, or in/L without a topN
+    histogram/L LayerHistogram      hostcap/L or cand/L   -> hist/L
+    layercap/L  LayerCap            hostcap/L or cand/L   -> in/L   --histogram-part <each part of hist/L>
 """
 from __future__ import annotations
 
@@ -33,17 +42,23 @@ from jobs.db_batch import MRDbBatch
 from jobs.db_update import MRDbUpdate
 from jobs.dedup import MRDedup
 from jobs.generator import MRGenerator
+from jobs.host_cap import MRHostCap
 from jobs.html_to_xml import MRHtmlToXml
+from jobs.layer_cap import MRLayerCap
+from jobs.layer_histogram import MRLayerHistogram
 from jobs.merge import MRMerge
 from jobs.optimizer import MROptimizer
 from jobs.parser import MRParser
+from mrcrawl.frontier.caps import FrontierCaps
 from mrcrawl.store.crawl_state import StepName
 from mrcrawl.store.crawl_store import CrawlStore
 
 # The jobs of one layer, in the order they run (the Optimizer's on every layer but the last).
 LAYER_JOBS = (MRCrawler, MRParser, MRDbBatch, MRDedup, MRDbUpdate, MROptimizer)
+# The jobs that hold a layer's candidates to the caps, when the config sets any, in the order they run.
+CAP_JOBS = (MRHostCap, MRLayerHistogram, MRLayerCap)
 # Every job a crawl runs, in the order they first run.
-CRAWL_JOBS = (MRGenerator, *LAYER_JOBS, MRMerge, MRHtmlToXml)
+CRAWL_JOBS = (MRGenerator, *CAP_JOBS, *LAYER_JOBS, MRMerge, MRHtmlToXml)
 JOBS_BY_STEP = {job.STEP: job for job in CRAWL_JOBS}
 
 
@@ -109,18 +124,40 @@ class Step:
         return f"{str(self.name):<12} {self.job.__name__:<12} {inputs} -> {shown(self.output)}{options}"
 
 
-def run_start(store: CrawlStore) -> list[Step]:
+def run_start(store: CrawlStore, caps: FrontierCaps = FrontierCaps()) -> list[Step]:
     """Layer 0's frontier: the run's seeds (written by the driver when the
-    crawl began), and the db's URLs due at the run's start."""
-    return [Step(StepName(MRGenerator.STEP, 0), MRGenerator, (URL_FILES,), store.frontier(0),
-                 (PartFiles("--seeds-part", store.seeds()),))]
+    crawl began), and the db's URLs due at the run's start, within the `caps`."""
+    return choose_frontier(store, 0, caps, lambda output: Step(
+        StepName(MRGenerator.STEP, 0), MRGenerator, (URL_FILES,), output, (PartFiles("--seeds-part", store.seeds()),)))
 
 
-def layer_steps(store: CrawlStore, layer: int, last: bool, batch_sorted: bool) -> list[Step]:
+def choose_frontier(store: CrawlStore, layer: int, caps: FrontierCaps, writer) -> list[Step]:
+    """The steps that write `layer`'s frontier: `writer(output)`, the
+    Generator's or the Optimizer's step, alone when no cap is set; else its
+    candidates, then the steps that hold them to the caps (frontier/caps.py)."""
+    if not caps:
+        return [writer(store.frontier(layer))]
+    chosen = store.candidates(layer)
+    steps = [writer(chosen)]
+
+    def step(job, output, options=()):
+        return Step(StepName(job.STEP, layer), job, (chosen,), output, tuple(options))
+
+    if caps.per_host is not None:
+        steps.append(step(MRHostCap, store.host_capped(layer) if caps.per_layer is not None else store.frontier(layer)))
+        chosen = steps[-1].output
+    if caps.per_layer is not None:
+        steps += [step(MRLayerHistogram, store.histogram(layer)),
+                  step(MRLayerCap, store.frontier(layer), [PartFiles("--histogram-part", store.histogram(layer))])]
+    return steps
+
+
+def layer_steps(store: CrawlStore, layer: int, last: bool, batch_sorted: bool,
+                caps: FrontierCaps = FrontierCaps()) -> list[Step]:
     """One layer: fetch and parse it, merge what it found into the crawl db
     (sort the batch, find the duplicates among its pages, then merge both
     into each partition), and, unless it is the last, read the next layer's
-    frontier out of the db.  `batch_sorted`: the runner writes a reduce
+    frontier out of the db, within the `caps`.  `batch_sorted`: the runner writes a reduce
     task's output sorted by key (launcher.RunnerSettings.sorts_reduce_output)."""
     frontier, docs, outlinks = store.frontier(layer), store.docs(layer), store.outlinks(layer)
     batch = (PartFiles("--batch-part", store.db_batch(layer)),) + (("--batch-sorted",) if batch_sorted else ())
@@ -137,7 +174,7 @@ def layer_steps(store: CrawlStore, layer: int, last: bool, batch_sorted: bool) -
         step(MRDbUpdate, [ALL_FILES], INTO_DB, batch + duplicates),
     ]
     if not last:
-        steps.append(step(MROptimizer, [URL_FILES], store.frontier(layer + 1)))
+        steps += choose_frontier(store, layer + 1, caps, lambda output: step(MROptimizer, [URL_FILES], output))
     return steps
 
 
@@ -153,9 +190,10 @@ def run_end(store: CrawlStore, layers: int, started_at: str) -> list[Step]:
             Step(StepName(MRHtmlToXml.STEP, last, 0), MRHtmlToXml, (store.merged(),), store.xml(started_at))]
 
 
-def whole_plan(store: CrawlStore, depth: int, started_at: str, batch_sorted: bool = True) -> list[Step]:
+def whole_plan(store: CrawlStore, depth: int, started_at: str, batch_sorted: bool = True,
+               caps: FrontierCaps = FrontierCaps()) -> list[Step]:
     """Every step of a crawl of `depth` layers whose frontiers never run dry."""
-    steps = run_start(store)
+    steps = run_start(store, caps)
     for layer in range(depth):
-        steps += layer_steps(store, layer, last=layer == depth - 1, batch_sorted=batch_sorted)
+        steps += layer_steps(store, layer, last=layer == depth - 1, batch_sorted=batch_sorted, caps=caps)
     return steps + run_end(store, depth, started_at)

@@ -11,7 +11,7 @@ A crawl step shows pages done out of its frontier, pages per second, the
 outcomes so far, the hosts still busy, and an ETA: the larger of the
 politeness bound (a layer cannot end before its busiest host's URLs left x
 its delay, as the fetch tasks report it) and the pages left at the rate so
-far; the line says which.  The other steps show their counters so far.
+far, which a layer's time limit cuts short; the line says which.  The other steps show their counters so far.
 Where the runner passes nothing while a job runs, a step shows what it has:
 its phase, if any, and the time elapsed.
 """
@@ -119,7 +119,7 @@ class StepProgress:
             return []
         self.done, outcomes = self.job.progress(reports.counters)
         rate = self.done / elapsed if elapsed > 0 else 0.0
-        busy, bound = 0, 0.0
+        busy, bound, time_left = 0, 0.0, None
         for task, status in reports.statuses.items():
             seen = self._status_seen.get(task)
             if seen is None or seen[0] != status:
@@ -128,6 +128,8 @@ class StepProgress:
             busy += int(fields.get("busy", 0))
             # The bound counts from when the task reported it.
             bound = max(bound, float(fields.get("bound", 0)) - (now - seen[1]))
+            if "time_left" in fields:  # the layer's time limit: no request starts after it
+                time_left = max(time_left or 0.0, float(fields["time_left"]) - (now - seen[1]))
         left = self.total - self.done if self.total is not None else None
         self.count = f"{self.done}/{self.total} pages" if left is not None else f"{self.done} pages"
         parts = [f"{rate:.1f} pages/s", outcomes]
@@ -136,9 +138,12 @@ class StepProgress:
             return parts
         parts.append(f"{busy} host{'' if busy == 1 else 's'} busy")
         by_rate = left / rate if left and rate > 0 else 0.0
-        if left != 0 and (bound > 0 or by_rate > 0):
-            which = "politeness bound" if bound >= by_rate else "at the rate so far"
-            parts.append(f"ETA {duration(max(bound, by_rate))} ({which})")
+        # Under a time limit, what is left when it runs out is not waited for.
+        by_time = by_rate if time_left is None else min(by_rate, max(time_left, 0.0))
+        if left != 0 and (bound > 0 or by_time > 0):
+            which = ("politeness bound" if bound >= by_time else
+                     "at the rate so far" if by_time == by_rate else "time limit")
+            parts.append(f"ETA {duration(max(bound, by_time))} ({which})")
         return parts
 
     def line(self) -> str:

@@ -172,7 +172,8 @@ def outlink_lines(out: dict | None, store: str) -> list[str]:
         return [section("outlinks"), f"(no out record: the crawl has not parsed {store})"]
     links = out["outlinks"]
     what = "redirect target" if out["type"] == REDIRECT_TARGET else "links in the crawl's scope"
-    return [section(f"outlinks ({len(links)} {what}, {store})"), *links]
+    trapped = [f"trapped ({guard}): {link}" for link, guard in out.get("trapped") or ()]  # none in older records
+    return [section(f"outlinks ({len(links)} {what}, {store})"), *links, *trapped]
 
 
 def out_record_of(crawl: CrawlReader, doc: dict) -> tuple[dict | None, str]:

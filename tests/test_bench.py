@@ -61,6 +61,22 @@ def test_fetch_scenarios_fetch_every_url_politely(quick_run):
     assert polite["bound_s"] == pytest.approx(polite["busiest_host_pages"] * QUICK.polite_delay)
 
 
+def test_tail_cuts_the_layer_at_its_limit_and_the_next_layer_takes_up_the_rest(quick_run):
+    stdout, result = quick_run
+    (tail,) = rows_named(result, "tail")
+    spec = BenchWebSpec(hosts=QUICK.hosts, pages=QUICK.pages, distribution="zipf")
+    assert tail["politeness_bound_s"] == pytest.approx(max(pages_per_host(spec)) * QUICK.polite_delay)
+    assert tail["limit_s"] == tail["bound_s"] == pytest.approx(tail["politeness_bound_s"] / 2)
+    # The limit cut the layer short: URLs were left, none started late, each of them taken up by layer 1.
+    assert 0 < tail["pages"] < QUICK.pages and tail["left"] == tail["left_urls"] == QUICK.pages - tail["pages"]
+    assert tail["late_starts"] == 0 and tail["last_start_s"] <= tail["limit_s"]
+    assert tail["next_frontier_is_left"] and tail["next_frontier"] == tail["left"]
+    assert tail["next_fetched"] > 0 and tail["lost"] == 0
+    assert tail["next_fetched"] + tail["deferred_twice"] == tail["left"] and tail["deferred_twice"] == tail["left_again"]
+    assert tail["polite"] is True and tail["overlaps"] == 0 and tail["gaps_below_delay"] == 0, tail
+    assert "tail: max_layer_seconds" in stdout
+
+
 def test_the_peer_row_is_scrapy_when_it_is_installed(quick_run):
     _, result = quick_run
     peers = [row for row in result["scenarios"] if row["runner"].startswith("scrapy")]

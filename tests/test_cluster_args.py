@@ -5,7 +5,9 @@ own crawl for an hdfs:// or s3:// store, lets it lay out one layer and the
 final merge exactly as a real run would, turns every step into the job
 command line the driver would use, builds the real mrjob runner from it, and
 asks the runner for the arguments it would hand to `hadoop jar`, to EMR's
-AddJobFlowSteps and RunJobFlow, or to spark-submit.
+AddJobFlowSteps and RunJobFlow, or to spark-submit.  A crawl whose config
+caps its layers (max_urls_per_host, max_urls_per_layer) has three jobs
+more, which are laid out the same way.
 
 The runners are asked through methods of mrjob 0.7.4 that are not public
 API (`_args_for_streaming_step`, `_build_step`, `_cluster_kwargs`,
@@ -52,12 +54,16 @@ from jobs.db_batch import MRDbBatch
 from jobs.db_update import MRDbUpdate
 from jobs.dedup import MRDedup
 from jobs.generator import MRGenerator
+from jobs.host_cap import MRHostCap
 from jobs.html_to_xml import MRHtmlToXml
+from jobs.layer_cap import MRLayerCap
+from jobs.layer_histogram import MRLayerHistogram
 from jobs.merge import MRMerge
 from jobs.optimizer import MROptimizer
 from jobs.parser import MRParser
 from mrcrawl.config import load_config
 from mrcrawl.crawl_dir import db_root
+from mrcrawl.frontier.caps import FrontierCaps
 from mrcrawl.frontier.crawldb import DB_FORMAT, CrawlDb
 from mrcrawl.mr import launcher
 from mrcrawl.mr.launcher import Launcher, RunnerSettings
@@ -84,11 +90,17 @@ CLOCK_OFFSET = 86_400.5  # the run's clock, a day ahead of the wall clock (--now
 DB_PARTITIONS = 16
 HDFS_ROOT = "hdfs://namenode/crawl/zh"
 S3_ROOT = "s3://bucket/crawl/zh"
-JOBS_WITH_REDUCER = {"crawl", "dbbatch", "merge"}
+JOBS_WITH_REDUCER = {"crawl", "dbbatch", "merge", "hostcap", "histogram"}
 # Every job of a layer, in the order the driver runs them, and its class.
 PLANNED_JOBS = {"generate": MRGenerator, "crawl": MRCrawler, "parse": MRParser, "dbbatch": MRDbBatch,
                 "dedup": MRDedup, "dbupdate": MRDbUpdate, "optimize": MROptimizer, "merge": MRMerge,
                 "xml": MRHtmlToXml}
+# The same with both caps on a layer's frontier: the steps that choose a
+# frontier (layer 0's, then the next layer's) follow the Generator and the Optimizer.
+CAPS = FrontierCaps(per_layer=1000, per_host=50)
+CAP_JOBS = {"hostcap": MRHostCap, "histogram": MRLayerHistogram, "layercap": MRLayerCap}
+PLANNED_CAPPED_JOBS = {"generate": MRGenerator, **CAP_JOBS, **{name: job for name, job in PLANNED_JOBS.items()
+                                                                if name != "generate"}}
 # What a Hadoop 3 cluster (EMR 7.1 runs Hadoop 3.3.6) answers when asked
 # its version; mrjob uses it to write jobconf names for that version.
 CLUSTER_HADOOP = "3.3.6"
@@ -182,8 +194,11 @@ class Planned(NamedTuple):
         self.launcher.close()
 
 
-def plan(runner: str, root: str, spark_master: str | None = None, mrjob_conf: str | None = None) -> Planned:
-    """What the driver gives the jobs of layer LAYER (not the last) and of the merge after LAYER + 1 layers."""
+def plan(runner: str, root: str, spark_master: str | None = None, mrjob_conf: str | None = None,
+         caps: FrontierCaps = FrontierCaps()) -> Planned:
+    """What the driver gives the jobs of layer LAYER (not the last) and of the
+    merge after LAYER + 1 layers; under `caps`, a step of each kind that
+    chooses a frontier is the last of its kind: layer LAYER + 1's."""
     config = load_config(REPO / "seeds" / "zh.yaml", {"MRCRAWL_CONTACT": "https://crawler.example.org/"})  # the operator's
     store = PlannedStore(root)
     state = CrawlState(config={}, seeds="/seeds/zh.txt", seeds_count=1, run=RUN, started_at=STARTED_AT,
@@ -192,15 +207,17 @@ def plan(runner: str, root: str, spark_master: str | None = None, mrjob_conf: st
     launcher = Launcher(settings)
     pipeline = PlannedPipeline(store, state, PlannedDb(ClusterCrawlStore(state.db)), launcher)
     pipeline.planned = {}
-    pipeline.run(run_start(store))
-    pipeline.run(layer_steps(store, LAYER, last=False, batch_sorted=settings.sorts_reduce_output))
+    pipeline.run(run_start(store, caps))
+    pipeline.run(layer_steps(store, LAYER, last=False, batch_sorted=settings.sorts_reduce_output, caps=caps))
     pipeline.run(run_end(store, LAYER + 1, STARTED_AT))
     assert config.name == "zh"
     return Planned(pipeline, launcher)
 
 
-def expected_stores(root: str) -> dict[str, tuple[list[str], str]]:
+def expected_stores(root: str, caps: FrontierCaps = FrontierCaps()) -> dict[str, tuple[list[str], str]]:
     """What each job reads and writes, spelled out: (inputs, output)."""
+    if caps:
+        return expected_capped_stores(root)
     layers = range(LAYER + 1)
     # The db's jobs read its partition files, each named: the URL partitions, then the digest index's.
     db_files = [f"{root}/db/gen-000000/part-{n:05d}" for n in range(2 * DB_PARTITIONS)]
@@ -216,6 +233,20 @@ def expected_stores(root: str) -> dict[str, tuple[list[str], str]]:
         "merge": ([f"{root}/doc/{n}" for n in layers] + [f"{root}/dup/{n}" for n in layers], f"{root}/doc/merged"),
         "xml": ([f"{root}/doc/merged"], f"{root}/xml/{STARTED_AT}"),
     }
+
+
+def expected_capped_stores(root: str) -> dict[str, tuple[list[str], str]]:
+    """The same under both caps: the Generator and the Optimizer write
+    candidates, and the steps that choose layer LAYER + 1's frontier read them."""
+    chosen = LAYER + 1
+    stores = expected_stores(root)
+    url_files = stores["generate"][0]
+    return {**stores,
+            "generate": (url_files, f"{root}/cand/0"),
+            "optimize": (url_files, f"{root}/cand/{chosen}"),
+            "hostcap": ([f"{root}/cand/{chosen}"], f"{root}/hostcap/{chosen}"),
+            "histogram": ([f"{root}/hostcap/{chosen}"], f"{root}/hist/{chosen}"),
+            "layercap": ([f"{root}/hostcap/{chosen}"], f"{root}/in/{chosen}")}
 
 
 @pytest.fixture
@@ -234,8 +265,40 @@ def test_the_driver_plans_the_jobs_on_the_stores_of_the_design():
         crawl.close()
 
 
+def test_a_capped_crawl_plans_the_steps_that_choose_each_frontier():
+    crawl = plan("hadoop", HDFS_ROOT, caps=CAPS)
+    try:
+        assert {name: (inputs, output) for name, (_, inputs, output, *_) in crawl.steps.items()} == \
+            expected_stores(HDFS_ROOT, CAPS)
+        assert list(crawl.steps) == list(PLANNED_CAPPED_JOBS)
+        assert {name: job_class for name, (job_class, *_) in crawl.steps.items()} == PLANNED_CAPPED_JOBS
+        # The topN's second pass is shipped the histogram its first pass wrote.
+        assert crawl.steps["layercap"][4] == ["--histogram-part", f"{HDFS_ROOT}/hist/{LAYER + 1}/part-00000"]
+        # Layer 0's frontier is chosen by the same steps, from the Generator's candidates.
+        chosen = [str(name) for name in crawl.pipeline.state.done if name.kind in CAP_JOBS]
+        assert chosen == [f"{kind}/{layer}" for layer in (0, LAYER + 1) for kind in CAP_JOBS]
+    finally:
+        crawl.close()
+
+
+@pytest.mark.parametrize("caps, kinds, frontier_writer", [
+    (FrontierCaps(), [], "optimize"),
+    (FrontierCaps(per_host=50), ["hostcap"], "hostcap"),
+    (FrontierCaps(per_layer=1000), ["histogram", "layercap"], "layercap"),
+])
+def test_each_cap_plans_its_own_steps_and_no_cap_none(caps, kinds, frontier_writer):
+    crawl = plan("hadoop", HDFS_ROOT, caps=caps)
+    try:
+        assert [name for name in crawl.steps if name in CAP_JOBS] == kinds
+        assert crawl.steps[frontier_writer][2] == f"{HDFS_ROOT}/in/{LAYER + 1}"
+        if kinds:  # the first step that chooses reads the Optimizer's candidates
+            assert crawl.steps[kinds[0]][1] == [crawl.steps["optimize"][2]] == [f"{HDFS_ROOT}/cand/{LAYER + 1}"]
+    finally:
+        crawl.close()
+
+
 def test_reduce_tasks_are_expected_exactly_for_the_jobs_with_a_reducer():
-    assert {name for name, job_class in PLANNED_JOBS.items() if job_class.reducer is not MRJob.reducer} == JOBS_WITH_REDUCER
+    assert {name for name, job_class in PLANNED_CAPPED_JOBS.items() if job_class.reducer is not MRJob.reducer} == JOBS_WITH_REDUCER
 
 
 def jobs_of(crawl: Planned, *runner_args: str):
@@ -266,9 +329,16 @@ def jobconf(values: list[str]) -> dict[str, str]:
     return dict(value.split("=", 1) for value in values)
 
 
-def check_streaming_step(name, job, options, wrapper, task_python, root, output_suffix=""):
+def shipped_parts(job) -> list[tuple[str, list[str]]]:
+    """The part files of stores a job is shipped whole, by kind: the db's
+    jobs' seeds, batch and duplicates; LayerCap's histogram."""
+    return [(name.removesuffix("_part"), parts) for name, parts in sorted(vars(job.options).items())
+            if name.endswith("_part")]
+
+
+def check_streaming_step(name, job, options, wrapper, task_python, root, output_suffix="", caps=FrontierCaps()):
     """What every Hadoop streaming step of the crawl must carry, on Hadoop and EMR alike."""
-    inputs, output = expected_stores(root)[name]
+    inputs, output = expected_stores(root, caps)[name]
     assert options["-input"] == inputs
     assert options["-output"] == [output + output_suffix]
 
@@ -283,16 +353,14 @@ def check_streaming_step(name, job, options, wrapper, task_python, root, output_
     assert files["config.json"] == f"{root}/config.json"
     task_args = (f"--crawl-config config.json --layer {job.options.layer} --db-partitions {DB_PARTITIONS} --run {RUN}"
                  f" --clock-offset {CLOCK_OFFSET}")
+    # The seeds, the batch, the duplicates and the histogram are shipped from the store as well.
+    # Part files of two stores share a name: mrjob ships each under a name of its own.
+    name_of = {uri: name for name, uri in files.items()}
+    for kind, parts in shipped_parts(job):
+        for part in parts:
+            assert part in name_of
+            task_args += f" --{kind}-part {name_of[part]}"
     if job.READS_WHOLE_FILES:
-        # The seeds, the batch and the duplicates are shipped from the store as well.
-        shipped = (("seeds", job.options.seeds_part), ("batch", job.options.batch_part),
-                   ("duplicates", job.options.duplicates_part))
-        # Part files of two stores share a name: mrjob ships each under a name of its own.
-        name_of = {uri: name for name, uri in files.items()}
-        for kind, parts in shipped:
-            for part in parts:
-                assert part in name_of
-                task_args += f" --{kind}-part {name_of[part]}"
         # A Hadoop reduce task writes its keys sorted: the db's tasks may seek in the batch.
         assert job.options.batch_sorted == bool(job.options.batch_part)
         task_args += " --batch-sorted" * job.options.batch_sorted
@@ -379,8 +447,9 @@ def prepared_step(runner, build_step) -> tuple:
         runner.cleanup(mode=["LOCAL_TMP"])
 
 
-def test_hadoop_streaming_arguments_of_every_job(absent):
-    crawl = plan("hadoop", HDFS_ROOT, mrjob_conf=str(CONF_DIR / "hadoop.conf"))
+@pytest.mark.parametrize("caps", [FrontierCaps(), CAPS], ids=["uncapped", "capped"])
+def test_hadoop_streaming_arguments_of_every_job(absent, caps):
+    crawl = plan("hadoop", HDFS_ROOT, mrjob_conf=str(CONF_DIR / "hadoop.conf"), caps=caps)
     conf = conf_options("hadoop.conf")
     try:
         for name, job in jobs_of(crawl, "--hadoop-bin", absent["hadoop"]):
@@ -391,7 +460,7 @@ def test_hadoop_streaming_arguments_of_every_job(absent):
 
             assert command[:3] == [absent["hadoop"], "jar", conf["hadoop_streaming_jar"]]
             options = pairs(command[3:])
-            settings = check_streaming_step(name, job, options, wrapper, conf["python_bin"], HDFS_ROOT)
+            settings = check_streaming_step(name, job, options, wrapper, conf["python_bin"], HDFS_ROOT, caps=caps)
             # Uploads go under the conf's hadoop_tmp_dir, and its jobconf reaches every job.
             assert shipped_files(options["-files"][0])["mrcrawl.zip"].startswith(conf["hadoop_tmp_dir"] + "/")
             assert settings["mapreduce.task.timeout"] == str(conf["jobconf"]["mapreduce.task.timeout"])
@@ -409,8 +478,9 @@ def emr_runner_args(*extra: str) -> list[str]:
     return args
 
 
-def test_emr_step_arguments_of_every_job():
-    crawl = plan("emr", S3_ROOT, mrjob_conf=str(CONF_DIR / "emr.conf"))
+@pytest.mark.parametrize("caps", [FrontierCaps(), CAPS], ids=["uncapped", "capped"])
+def test_emr_step_arguments_of_every_job(caps):
+    crawl = plan("emr", S3_ROOT, mrjob_conf=str(CONF_DIR / "emr.conf"), caps=caps)
     conf = conf_options("emr.conf")
     try:
         # Steps are built for a cluster that exists: mrjob reads the cluster's
@@ -427,7 +497,8 @@ def test_emr_step_arguments_of_every_job():
             assert jar_step["Jar"] == "command-runner.jar" and jar_step["Args"][0] == "hadoop-streaming"
             options = pairs(jar_step["Args"][1:])
             # mrjob writes S3 output directories with a trailing slash.
-            settings = check_streaming_step(name, job, options, wrapper, conf["python_bin"], S3_ROOT, output_suffix="/")
+            settings = check_streaming_step(name, job, options, wrapper, conf["python_bin"], S3_ROOT, output_suffix="/",
+                                            caps=caps)
             assert shipped_files(options["-files"][0])["mrcrawl.zip"].startswith(conf["cloud_tmp_dir"])
             # mrjob comes from the bootstrap's pip install, not from an upload.
             assert "mrjob.zip" not in shipped_files(options["-files"][0])
@@ -486,13 +557,14 @@ def spark_command(job) -> tuple[dict[str, list[str]], list[str], object]:
         runner.cleanup(mode=["LOCAL_TMP"])
 
 
-def test_spark_submit_arguments_of_every_job_on_yarn(absent):
-    crawl = plan("spark", HDFS_ROOT, spark_master="yarn", mrjob_conf=str(CONF_DIR / "spark-yarn.conf"))
+@pytest.mark.parametrize("caps", [FrontierCaps(), CAPS], ids=["uncapped", "capped"])
+def test_spark_submit_arguments_of_every_job_on_yarn(absent, caps):
+    crawl = plan("spark", HDFS_ROOT, spark_master="yarn", mrjob_conf=str(CONF_DIR / "spark-yarn.conf"), caps=caps)
     conf = conf_options("spark-yarn.conf")
     try:
         for name, job in jobs_of(crawl, "--spark-submit-bin", absent["spark-submit"], "--hadoop-bin", absent["hadoop"]):
             submit, program_args, runner = spark_command(job)
-            inputs, output = expected_stores(HDFS_ROOT)[name]
+            inputs, output = expected_stores(HDFS_ROOT, caps)[name]
 
             assert submit["--master"] == ["yarn"] and submit["--deploy-mode"] == [conf["spark_deploy_mode"]]
             # The package zip goes to the driver and every executor's Python.
@@ -516,8 +588,7 @@ def test_spark_submit_arguments_of_every_job_on_yarn(absent):
                 assert "--spark-whole-files" in program_args and options["--spark-counters"]
                 assert options["--db-partitions"] == [str(DB_PARTITIONS)] and options["--run"] == [RUN]
                 assert options["--clock-offset"] == [str(CLOCK_OFFSET)]
-                for kind, parts in (("seeds", job.options.seeds_part), ("batch", job.options.batch_part),
-                                    ("duplicates", job.options.duplicates_part)):
+                for kind, parts in shipped_parts(job):
                     # Shipped to every executor, and named by its name there.
                     assert options.get(f"--{kind}-part", []) == [shipped[part] for part in parts]
                 assert options["--crawl-config"] == ["config.json"] and shipped[f"{HDFS_ROOT}/config.json"]
@@ -526,7 +597,9 @@ def test_spark_submit_arguments_of_every_job_on_yarn(absent):
                 assert program_args[1:3] == [",".join(inputs), output]
                 options = program_args[3:]
                 assert f"{HDFS_ROOT}/config.json" in shipped
-                job_args = (f"--crawl-config config.json --layer {job.options.layer} --db-partitions {DB_PARTITIONS}"
+                # LayerCap's histogram is shipped to every executor, and named by its name there.
+                parts = "".join(f"--{kind}-part {shipped[part]} " for kind, parts in shipped_parts(job) for part in parts)
+                job_args = (f"{parts}--crawl-config config.json --layer {job.options.layer} --db-partitions {DB_PARTITIONS}"
                             f" --run {RUN} --clock-offset {CLOCK_OFFSET}")
                 assert options[options.index("--job-args") + 1] == job_args
                 if name in JOBS_WITH_REDUCER:

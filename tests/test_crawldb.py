@@ -64,8 +64,9 @@ def crawled(tmp_path_factory) -> Path:
     return output
 
 
-def run_job(job_class, runner: str, crawl_dir: Path, layer: int, inputs: list[Path], output, *extra: str) -> None:
-    args = ["-r", runner, "--output-dir", str(output), "--db-partitions", str(PARTITIONS), "--run", RUN,
+def run_job(job_class, runner: str, crawl_dir: Path, layer: int, inputs: list[Path], output, *extra: str,
+            partitions: int = PARTITIONS) -> None:
+    args = ["-r", runner, "--output-dir", str(output), "--db-partitions", str(partitions), "--run", RUN,
             "--crawl-config", str(crawl_dir / "config.json"), "--layer", str(layer), *extra, *map(str, inputs)]
     with job_class(args=args).make_runner() as job_runner:
         job_runner.run()
@@ -85,13 +86,16 @@ def update(db: Path, crawl_dir: Path, layer: int, runner: str, scratch: Path, ba
     `batch_sorted`: as the driver says on every runner but Spark."""
     batch, duplicates = scratch / f"batch-{layer}", scratch / f"dup-{layer}"
     layer_stores = [crawl_dir / store / str(layer) for store in ("in", "doc", "out")]
-    run_job(MRDbBatch, runner, crawl_dir, layer, [part for store in layer_stores for part in parts(store)], batch)
+    crawl_db = CrawlDb(CrawlStore(db))
+    partitions = crawl_db.partitions  # PARTITIONS, or the driver's for a db a crawl made
+    run_job(MRDbBatch, runner, crawl_dir, layer, [part for store in layer_stores for part in parts(store)], batch,
+            partitions=partitions)
     batch_parts = [arg for part in parts(batch) for arg in ("--batch-part", str(part))]
     batch_parts += ["--batch-sorted"] if batch_sorted else []
-    crawl_db = CrawlDb(CrawlStore(db))
-    run_job(MRDedup, runner, crawl_dir, layer, crawl_db.digest_files(), duplicates, *batch_parts)
+    run_job(MRDedup, runner, crawl_dir, layer, crawl_db.digest_files(), duplicates, *batch_parts, partitions=partitions)
     duplicate_parts = [arg for part in parts(duplicates) for arg in ("--duplicates-part", str(part))]
-    run_job(MRDbUpdate, runner, crawl_dir, layer, crawl_db.files(), crawl_db.next_dir(), *batch_parts, *duplicate_parts)
+    run_job(MRDbUpdate, runner, crawl_dir, layer, crawl_db.files(), crawl_db.next_dir(), *batch_parts, *duplicate_parts,
+            partitions=partitions)
     crawl_db.commit(f"{RUN} dbupdate/{layer}")
     return db
 

@@ -6,6 +6,7 @@ Scenarios, run on a synthetic loopback web (scenarios.py, web.py):
 
   fetch-uniform     the Crawler job on 10,000 URLs over 200 hosts, vs Scrapy
   fetch-politeness  10,000 URLs on 200 Zipf-sized hosts, delay 0.2 s
+  tail              fetch-politeness with max_layer_seconds at half its bound, then layer 1
   pipeline          a depth-3 crawl, -r local, at delay 0 and the default delay
   parse             the Parser job's pages per CPU second
   memory            peak RSS of one Crawler reducer task, 20,000 and 200,000 URLs
@@ -42,17 +43,21 @@ from pathlib import Path
 from mrcrawl.bench import scenarios
 from mrcrawl.bench.db_update import db_update
 from mrcrawl.bench.scenarios import FULL, QUICK
+from mrcrawl.bench.tail import meets_target as tail_meets_target
+from mrcrawl.bench.tail import tail, tail_note
 from mrcrawl.bench.week import FULL_WEEK, QUICK_WEEK, week, week_note
 from mrcrawl.cli import run_command
 from mrcrawl.logs import add_verbosity_options, configure_logging
 
-SCENARIOS = ("fetch-uniform", "fetch-politeness", "pipeline", "parse", "memory", "db-update", "week")
+SCENARIOS = ("fetch-uniform", "fetch-politeness", "tail", "pipeline", "parse", "memory", "db-update", "week")
 
 # The targets, by (row name pattern, runner or None for any): (description, check on a row).
 TARGETS = {
     ("fetch-uniform", "inline"): ("≥ 1.8× best Scrapy", lambda r: r["ratio_to_peer"] and r["ratio_to_peer"] >= 1.8),
     ("fetch-uniform", "local"): ("≥ 2.5× best Scrapy", lambda r: r["ratio_to_peer"] and r["ratio_to_peer"] >= 2.5),
     ("fetch-politeness", None): ("wall ≤ 1.15× bound", lambda r: r["ratio_to_bound"] <= 1.15),
+    # Both layers end within 5% of the limit plus a request's timeout; the second takes up what the first left.
+    ("tail", None): ("≤ 1.05× limit + timeout, next layer takes the rest", tail_meets_target),
     ("pipeline delay=*", None): ("non-fetch ≤ 30% of wall", lambda r: r["overhead_share"] <= 0.30),
     ("parse (20 KB, 100 links)", None): ("≥ 1,300 pages/s/core", lambda r: r["pages_per_core_s"] >= 1300),
     ("memory", None): ("≤ 300 MB, flat RSS", lambda r: r["peak_rss_mb"] <= 300 and r.get("rss_growth", 1) <= 1.25),
@@ -105,8 +110,8 @@ def parse_args(argv):
     size_option("--links", int, "links per page")
     size_option("--latency", float, "seconds each response waits", "SECONDS")
     size_option("--threads", int, "fetch threads per Crawler task (the config's threads)")
-    size_option("--zipf-exponent", float, "host-size skew of fetch-politeness", "EXPONENT")
-    size_option("--delay", float, "politeness delay of fetch-politeness", "SECONDS")
+    size_option("--zipf-exponent", float, "host-size skew of fetch-politeness and tail", "EXPONENT")
+    size_option("--delay", float, "politeness delay of fetch-politeness and tail", "SECONDS")
     add_verbosity_options(parser)
     args = parser.parse_args(argv)
     args.scenarios = [name.strip() for name in args.scenarios.split(",") if name.strip()]
@@ -157,7 +162,8 @@ def _memory_gb():
 
 # Politeness is judged by the worst run, not the median one.
 _WORST_OF = {"worst_gap_s": min, "overlaps": max, "gaps_below_delay": max, "polite": all, "same_records": all,
-             "worst_recall": min, "first_day_as_fresh": all}
+             "worst_recall": min, "first_day_as_fresh": all, "late_starts": max, "lost": max,
+             "next_frontier_is_left": all}
 
 
 def _median(values: list):
@@ -259,6 +265,8 @@ def notes(rows: list[dict]) -> list[str]:
             lines.append(db_update_note(row, rows))
         elif row["name"].startswith("week "):
             lines.append(week_note(row))
+        elif row["name"] == "tail":
+            lines.append(tail_note(row))
         elif row["name"] == "fetch-politeness":
             lines.append(f"fetch-politeness: busiest host {row['busiest_host_pages']} pages, its requests "
                          f"spanned {row['busiest_host_span_s']:.1f} s; bound {row['bound_s']:.1f} s")
@@ -290,6 +298,8 @@ def run_scenarios(args, sizes: scenarios.Sizes, work: Path, say) -> list[dict]:
             rows += scenarios.fetch_uniform(sizes, work, args.runners, not args.no_peer, say)
         elif name == "fetch-politeness":
             rows += scenarios.fetch_politeness(sizes, work, "inline", say)
+        elif name == "tail":
+            rows += tail(sizes, work, say)
         elif name == "pipeline":
             rows += scenarios.pipeline(sizes, work, "local", say)
         elif name == "parse":

@@ -37,6 +37,7 @@ from mrcrawl.store.records import FETCHED, encode_body, new_doc, new_frontier_en
 ROW_KEYS = ("name", "runner", "pages", "wall_s", "pages_per_s", "cpu_ms_per_page", "bound_s",
             "ratio_to_bound", "peer", "peer_pages_per_s", "ratio_to_peer")
 CORES = os.cpu_count() or 1
+BENCH_TIMEOUT = 10.0  # the bench config's timeout, in seconds
 _records = Utf8JsonProtocol()
 
 
@@ -138,20 +139,23 @@ def row(name: str, runner: str, **values) -> dict:
 
 # ---- a crawl directory to run jobs in -------------------------------------------
 
-def bench_config(directory: Path, threads: int, delay: float, timeout: float = 10.0) -> Path:
+def bench_config(directory: Path, threads: int, delay: float, timeout: float = BENCH_TIMEOUT,
+                 max_layer_seconds: float | None = None) -> Path:
     """A crawl config for the bench web: its hosts are loopback addresses."""
     path = directory / "bench.yaml"
     path.write_text(
         "name: bench\nlanguage: en\nuser_agent: 'mrcrawl-bench/0.1'\n"
         f"threads: {threads}\ndelay: {delay}\ntimeout: {timeout}\nretries: 1\n"
-        "allow_private_networks: true\nurl_allow: ['^http://127[.]']\n", encoding="utf-8")
+        + (f"max_layer_seconds: {max_layer_seconds}\n" if max_layer_seconds is not None else "")
+        + "allow_private_networks: true\nurl_allow: ['^http://127[.]']\n", encoding="utf-8")
     return path
 
 
-def new_crawl_dir(directory: Path, seeds: list[str], threads: int = 30, delay: float = 0.0) -> tuple[Path, Path, Path]:
+def new_crawl_dir(directory: Path, seeds: list[str], threads: int = 30, delay: float = 0.0,
+                  max_layer_seconds: float | None = None) -> tuple[Path, Path, Path]:
     """A crawl directory whose frontier 0 is `seeds`: (crawl dir, seed file, config)."""
     directory.mkdir(parents=True, exist_ok=True)
-    conf = bench_config(directory, threads, delay)
+    conf = bench_config(directory, threads, delay, max_layer_seconds=max_layer_seconds)
     seed_file = directory / "seeds.txt"
     seed_file.write_text("".join(url + "\n" for url in seeds), encoding="utf-8")
     crawl_dir = directory / "crawl"

@@ -11,6 +11,12 @@ queue that only the main thread drains, because mrjob's output and counters
 are not thread-safe.  A thread whose answer has wholly arrived works on it
 under a processing permit, one thread at a time, so that idle threads are
 free while a CPU-bound task hands its interpreter lock over less often.
+
+With a time limit (the crawl's `max_layer_seconds`, Nutch's
+fetcher.timelimit.mins), no request starts once it has run out: the
+requests in flight finish within their own time limits, and every URL not
+done by then, not yet started or waiting for a retry or a redirect hop, is
+left without a doc record (the crawl db defers it to the next layer).
 """
 from __future__ import annotations
 
@@ -196,10 +202,13 @@ class Fetcher:
     """Fetch URLs fed one by one; yield a doc record for each, in any order."""
 
     def __init__(self, config: CrawlConfig, layer: int, on_progress: Callable[[dict], None] | None = None,
-                 clock: RunClock = WALL_CLOCK):
+                 clock: RunClock = WALL_CLOCK, time_limit: float | None = None):
         self.config = config
         self.layer = layer
         self.clock = clock  # stamps the records' times; politeness runs on time.monotonic()
+        # No request starts `time_limit` seconds after the fetcher was made; None: no limit.
+        self.deadline = None if time_limit is None else time.monotonic() + time_limit
+        self.left = 0  # URLs given no doc record because the time ran out
         self.scope = UrlFilter(config.url_allow, config.url_deny)
         self.agent = agent_token(config.user_agent)
         self.scheduler = HostScheduler()
@@ -232,8 +241,14 @@ class Fetcher:
 
     def add(self, url: str, entry: dict | None = None) -> None:
         """Queue one URL of this layer, with its frontier entry (records.FRONTIER_FIELDS)
-        if it has one; never blocks on the network."""
+        if it has one; never blocks on the network.  Once the time limit has
+        run out, the URL is only counted as left."""
         key = host_key(url)
+        if self._out_of_time():
+            with self.scheduler.lock:
+                self.left += 1
+            self._report_when_due()
+            return
         with self.scheduler.lock:
             host = self.hosts.get(key)
             if host is None:
@@ -291,13 +306,21 @@ class Fetcher:
     def progress(self) -> dict:
         """Where this task stands: its hosts, those with work left (`busy`),
         the URLs still to fetch, and `bound`: the seconds the task cannot end
-        before, its busiest host's URLs left x that host's delay."""
+        before, its busiest host's URLs left x that host's delay, or with a
+        time limit at most the time left plus a delay; and with a time limit,
+        `time_left`: the seconds before no request starts."""
         now = time.monotonic()
         with self.scheduler.lock:
             queued = sum(host.remaining() for host in self.hosts.values())
             busy = sum(1 for host in self.hosts.values() if host.remaining() or host.busy)
-            bound = max((host.politeness_bound(now) for host in self.hosts.values()), default=0.0)
-        return {"hosts": len(self.hosts), "busy": busy, "queued": queued, "bound": round(bound, 1), **self.stats}
+            bound = max((host.politeness_bound(now, self.deadline) for host in self.hosts.values()), default=0.0)
+        progress = {"hosts": len(self.hosts), "busy": busy, "queued": queued, "bound": round(bound, 1)}
+        if self.deadline is not None:  # the seconds left before no request starts
+            progress["time_left"] = round(max(0.0, self.deadline - now), 1)
+        return {**progress, **self.stats}
+
+    def _out_of_time(self) -> bool:
+        return self.deadline is not None and time.monotonic() >= self.deadline
 
     def _report_when_due(self) -> None:
         """Report progress if PROGRESS_EVERY has passed since the last report (main thread)."""
@@ -341,6 +364,10 @@ class Fetcher:
 
     def _serve(self, host: HostQueue) -> None:
         """Advance the host's work by at most one request."""
+        if self._out_of_time():  # checked before anything is asked of the network, a lookup included
+            with self.scheduler.lock:
+                self.left += host.drop_work()
+            return
         if not host.guard_checked:
             host.guard_checked = True
             self._check_address(host)

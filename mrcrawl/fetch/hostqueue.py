@@ -74,6 +74,17 @@ class SpillQueue:
         self._on_disk += len(self._unwritten)
         self._unwritten = []
 
+    def clear(self) -> int:
+        """Drop every URL, on disk too: how many there were."""
+        count = len(self)
+        self._budget.used -= len(self._head)
+        self._head.clear()
+        self._unwritten = []
+        if self._on_disk or self._read_offset:
+            os.remove(self._path)
+        self._on_disk = self._read_offset = 0
+        return count
+
     def pop(self) -> tuple[str, dict | None]:
         """The oldest URL and its entry."""
         if not self._head:
@@ -132,13 +143,26 @@ class HostQueue:
     def remaining(self) -> int:
         return len(self.resumed) + len(self.urls)
 
-    def politeness_bound(self, now: float) -> float:
+    def politeness_bound(self, now: float, deadline: float | None = None) -> float:
         """Seconds from `now` before which this host's work of the layer cannot
         be done: each URL left waits its delay after the previous answer, and
-        the layer holds a delay after the last one (Fetcher.finish)."""
-        if self.busy:  # the answer in flight starts the clock for the rest
-            return (self.remaining() + 1) * self.delay
-        return max(0.0, self.next_start - now) + self.remaining() * self.delay
+        the layer holds a delay after the last one (Fetcher.finish).  With a
+        `deadline` (the layer's time limit) no request starts after it, so the
+        host is done by then plus the delay its last request holds."""
+        # Until the host may start a request: the answer in flight starts its clock.
+        wait = self.delay if self.busy else max(0.0, self.next_start - now)
+        bound = wait + self.remaining() * self.delay
+        if deadline is not None and self.remaining():
+            bound = min(bound, max(wait, deadline - now + self.delay))
+        return bound
+
+    def drop_work(self) -> int:
+        """Forget the work left, the layer's time having run out: how many
+        of the layer's URLs it held (a redirect hop or a retry is its URL's)."""
+        dropped = self.urls.clear() + len(self.resumed)
+        self.resumed.clear()
+        self.robots_task = None
+        return dropped
 
     def hold_after(self, answered_at: float) -> None:
         """Keep the host's next request `delay` after this one was answered.

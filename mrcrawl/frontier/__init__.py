@@ -14,7 +14,9 @@
   due URLs (the Generator), and the URLs the cycle filter queued for a later
   layer (the Optimizer);
 - merge.py: the Merge job's rule for which of a final URL's records, one per
-  layer that reached it, is kept.
+  layer that reached it, is kept;
+- waiting.py: what waits in the db, per pay-level domain: the URLs
+  deferred, by cap, and trapped, by guard (db stats and the report).
 
 Imports: page, store and config.  Never fetch, and never mrjob.
 """

@@ -27,6 +27,7 @@ from mrcrawl.page.urls import host_key
 from mrcrawl.store.failures import FailureKind, failure_kind
 from mrcrawl.store.records import (
     BLOCKED,
+    DEFERRED_BY_TIME_LIMIT,
     DUPLICATE,
     FAILED,
     FETCHED,
@@ -37,6 +38,7 @@ from mrcrawl.store.records import (
     NOT_MODIFIED,
     REDIRECT,
     ROBOTS_DENIED,
+    TRAPPED,
     UNFETCHED,
     error_kind,
     iso_utc,
@@ -136,8 +138,12 @@ def fetch_part(doc: dict) -> dict:
 
 
 def updates_from_entry(url: str, entry: dict, layer: int) -> Iterator[tuple[str, dict]]:
-    """The frontier entry of a URL requested on `layer`: seen there."""
-    yield url, {"seen": {"layer": layer, "hops": entry["hops"], "seed": entry["seed"]}}
+    """The frontier entry of a URL requested on `layer`: seen there; or, for
+    an entry a cap held back from the layer, deferred."""
+    if entry.get("deferred"):
+        yield url, {"deferred": entry["deferred"]}
+    else:
+        yield url, {"seen": {"layer": layer, "hops": entry["hops"], "seed": entry["seed"]}}
 
 
 def updates_from_doc(doc: dict, fetch: dict) -> Iterator[tuple[str, dict]]:
@@ -164,6 +170,8 @@ def updates_from_out(out: dict, url: str) -> Iterator[tuple[str, dict]]:
     seen = {"layer": out["layer"] + 1, "hops": None if hops is None else hops + 1, "seed": False}
     for link in out["outlinks"]:
         yield link, {"seen": seen}
+    for link, guard in out.get("trapped") or ():
+        yield link, {"seen": seen, "trapped": guard}
 
 
 def injected() -> dict:
@@ -195,6 +203,9 @@ def fold(updates: Iterable[dict]) -> dict:
             folded["fetch"] = fetch
         if update.get("page"):
             folded["page"] = update["page"]
+        for verdict in ("deferred", "trapped"):  # the same on every runner, whatever the order
+            if update.get(verdict):
+                folded[verdict] = max(folded.get(verdict) or "", update[verdict])
     return folded
 
 
@@ -226,16 +237,37 @@ def apply_update(record: dict | None, url: str, update: dict, run: str, layer: i
         record["hops"] = _min(record["hops"], seen["hops"])
         if seen["layer"] == layer:  # requested on this layer: a seed of this run, or not
             record["seed"] = seen["seed"]
-    if update.get("inject") and record["status"] == UNFETCHED:
-        record["hops"] = 0
-        record["due_at"] = _min(record["due_at"], run)
+    if update.get("inject") and record["status"] in (UNFETCHED, TRAPPED):
+        # An operator's URL is crawled, whatever a trap guard made of it.
+        record.update(status=UNFETCHED, hops=0, due_at=_min(record["due_at"], run), deferred=None)
     fetch = update.get("fetch")
+    deferred = update.get("deferred")
     if fetch:
         _take_fetch(record, fetch, update.get("page"), update.get("duplicate"), parse_time(run), policy)
+        record.update(deferred=None, deferrals=0)  # it no longer waits
+    elif seen and seen["layer"] == layer:
+        # In this layer's frontier and never attempted: the layer's time ran out first.
+        deferred = DEFERRED_BY_TIME_LIMIT
+    elif update.get("trapped") and record["status"] == UNFETCHED and not record["seed"]:
+        record.update(status=TRAPPED, deferred=update["trapped"], queued=None)
     elif seen and seen["layer"] == layer + 1 and record["status"] == UNFETCHED:
         # The cycle filter: linked on this layer, and never fetched on any run.
         record["queued"] = queue_mark(run, layer + 1)
+    if deferred and not fetch:
+        _defer(record, deferred, run, layer)
     return record
+
+
+def _defer(record: dict, deferred: str, run: str, layer: int) -> None:
+    """A URL a cap or the layer's time limit kept from being fetched: it
+    waits as it was (unfetched, or due again), and is offered again (BEAST's
+    later queues: never dropped): to the next layer of this run, and, due
+    from the run's start, to the next run."""
+    record["deferred"] = deferred
+    record["deferrals"] = (record.get("deferrals") or 0) + 1  # a record older than deferrals has none
+    record["queued"] = queue_mark(run, layer + 1)
+    if record["status"] == UNFETCHED:
+        record["due_at"] = _min(record["due_at"], run)
 
 
 def _take_fetch(record: dict, fetch: dict, page: dict | None, duplicate: dict | None, run_start: datetime,

@@ -27,23 +27,22 @@ Layout:
 
 registered_domain is the pay-level domain under the public suffix list's
 ICANN section (news.bbc.co.uk -> bbc.co.uk), from the snapshot of the list
-that tldextract ships: an export never touches the network, and the same
-crawl always gives the same index.  IP-literal hosts have none (null).
+that tldextract ships (page/domains.py): an export never touches the
+network, and the same crawl always gives the same index.  IP-literal hosts
+have none (null).
 """
 from __future__ import annotations
 
-import functools
-import ipaddress
 import logging
 from datetime import datetime
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import tldextract
 
 from mrcrawl.frontier.crawldb import NoCrawlDb, records_of
 from mrcrawl.page.charset import decode_page
+from mrcrawl.page.domains import registered_domain
 from mrcrawl.page.html import parse_html
 from mrcrawl.page.metadata import headline
 from mrcrawl.page.urls import host_of
@@ -83,23 +82,6 @@ SORT_KEYS = [("registered_domain", "ascending"), ("host", "ascending"), ("url", 
 _GATHER_SCHEMA = pa.schema([
     field.with_type(pa.string()) if pa.types.is_dictionary(field.type) else field for field in INDEX_SCHEMA
 ])
-
-# The public suffix list snapshot bundled with tldextract: no list is
-# fetched (no URLs) and nothing is cached on disk.
-_public_suffixes = tldextract.TLDExtract(cache_dir=None, suffix_list_urls=(), include_psl_private_domains=False)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def registered_domain(host: str) -> str | None:
-    """The pay-level domain of a host name; None for IP literals and for
-    names with no public suffix (localhost)."""
-    try:
-        ipaddress.ip_address(host)
-        return None
-    except ValueError:
-        pass
-    return _public_suffixes(host.lower()).top_domain_under_public_suffix or None
-
 
 def page_title(doc: dict) -> str | None:
     """The headline of a fetched page, as the XML's <headline> has it."""

@@ -2,6 +2,10 @@
 
 - urls.py: URL parsing, resolution and canonical form, and the crawl's scope
   (UrlFilter);
+- domains.py: a host's registered (pay-level) domain, from the public
+  suffix list tldextract ships;
+- traps.py: the trap guards, which linked URLs look like a crawler trap by
+  their shape (length, repeated path segments, query parameters);
 - charset.py: which charset decodes a page, and decode_page, the one function
   that decodes it; charset_labels.py reads the charsets a page declares, and
   charset_detection.py guesses one for a page that declares none;

@@ -5,7 +5,9 @@ kept: a few counters per host, fixed histogram bins, a few example URLs per
 kind of error (store/failures.py), and the requests per second of the run's
 wall time.  A host's URLs of one layer are all in one part file (the
 Crawler's key is the host), so the gaps between its requests are measured
-there and forgotten.
+there and forgotten.  What waits in the crawl db (deferred and trapped URLs)
+is counted per pay-level domain, one partition file at a time
+(frontier/waiting.py).
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from jobs.generator import MRGenerator
 from jobs.html_to_xml import MRHtmlToXml
 from mrcrawl.frontier.crawldb import RUN_COUNTS, CrawlDb, NoCrawlDb
 from mrcrawl.frontier.db_update import parse_time
+from mrcrawl.frontier.waiting import WaitingTally, waiting_in
 from mrcrawl.mr.job import JobCounter
 from mrcrawl.page.urls import host_key
 from mrcrawl.plan import LAYER_JOBS
@@ -114,6 +117,8 @@ class CrawlFigures:
     requests_per_second: Counter = field(default_factory=Counter)  # (epoch second, "fetched"|"other") -> URLs
     trend: list[DayTrend] | None = None
     trend_note: str = ""
+    waiting: WaitingTally | None = None  # what waits in the crawl db, per pay-level domain; None: not read
+    waiting_note: str = ""  # why it was not read
 
     @property
     def outcomes(self) -> Counter:
@@ -166,6 +171,7 @@ def gather(directory: str | Path, db: str | None = None) -> CrawlFigures:
         _read_text_lengths(reader.store, state.started_at, figures)
     figures.result = _result(figures, done)
     _read_trend(figures, explicit_db=db is not None)
+    _read_waiting(figures)
     return figures
 
 
@@ -294,3 +300,13 @@ def _read_trend(figures: CrawlFigures, explicit_db: bool) -> None:
     if not runs:
         figures.trend_note = "the crawl db has recorded no run yet"
 
+
+def _read_waiting(figures: CrawlFigures) -> None:
+    """What waits in the crawl db: its URLs deferred and trapped, per pay-level domain."""
+    if not figures.db or is_cluster_path(figures.db):
+        figures.waiting_note = figures.trend_note  # why the trend was not read either
+        return
+    try:
+        figures.waiting = waiting_in(figures.db)
+    except (NoCrawlDb, OSError) as error:
+        figures.waiting_note = f"the crawl db is not readable: {error}"

@@ -14,7 +14,7 @@ from html import escape
 from mrcrawl.frontier.crawldb import RUN_COUNTS, URLS_ADDED, URLS_FETCHED, URLS_GONE, URLS_NOT_MODIFIED
 from mrcrawl.report.charts import columns, number, stacked_bars
 from mrcrawl.report.figures import LAYER_STEPS, TEXT_LENGTH_BINS, CrawlFigures, StepCount, below_delay
-from mrcrawl.store.records import FETCHED, NOT_MODIFIED, OUTCOMES
+from mrcrawl.store.records import DEFERRALS, FETCHED, NOT_MODIFIED, OUTCOMES, TRAP_GUARDS
 
 # By outcome, in the order of OUTCOMES: fetched, not_html, not_modified,
 # redirect, http_error, network_error, robots_denied, blocked.
@@ -83,8 +83,8 @@ def _table(headers: list[str], rows: list[list], numeric: set[int] = frozenset()
 
 
 def render(figures: CrawlFigures) -> str:
-    sections = [_summary(figures), _layers(figures), _throughput(figures), _hosts(figures), _types(figures),
-                _errors(figures), _text_lengths(figures), _trend(figures)]
+    sections = [_summary(figures), _layers(figures), _throughput(figures), _hosts(figures), _waiting(figures),
+                _types(figures), _errors(figures), _text_lengths(figures), _trend(figures)]
     written = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
@@ -204,6 +204,32 @@ def _hosts(figures: CrawlFigures) -> str:
             + _table(["host", "URLs", "fetched", "not modified", "other", "bytes", "errors", "smallest gap"], rows,
                      numeric={1, 2, 3, 4, 5, 6, 7}, table_id="host-table")
             + more)
+
+
+def _waiting(figures: CrawlFigures) -> str:
+    html = "<h2 id=waiting>What waits in the crawl db</h2>"
+    waiting = figures.waiting
+    if waiting is None:
+        return html + f"<p class=note>Not read: {_e(figures.waiting_note)}.</p>"
+    html += (f"<p>{number(waiting.deferred)} URLs deferred, {number(waiting.trapped)} trapped, counted per pay-level "
+             "domain over the whole db as it is when the report is written. A deferred URL was held back by a cap, "
+             f"or left when a layer's time ran out ({_codes(DEFERRALS)}): it waits, unfetched or due, and is offered "
+             f"again. A trapped URL was linked, and a trap guard ({_codes(TRAP_GUARDS)}) caught it: it is never "
+             "fetched unless injected.</p>")
+    ranked = waiting.ranked()
+    if not ranked:
+        return html
+    reasons = waiting.reasons()
+    listed = ranked[:HOSTS_LISTED]
+    rows = [[("html", f"<code>{_e(pld)}</code>"), counts.deferred.total(), counts.trapped.total(),
+             *((counts.deferred + counts.trapped)[reason] for reason in reasons)] for pld, counts in listed]
+    more = f"<p>… and {len(ranked) - len(listed)} more pay-level domains.</p>" if len(ranked) > len(listed) else ""
+    headers = ["pay-level domain", "deferred", "trapped", *(("html", _codes([reason])) for reason in reasons)]
+    return html + _table(headers, rows, numeric=set(range(1, len(reasons) + 3)), table_id="waiting-table") + more
+
+
+def _codes(names) -> str:
+    return ", ".join(f"<code>{_e(name)}</code>" for name in names)
 
 
 def _single_bars(chart_id: str, title: str, counts: Counter, color: str, empty: str) -> str:

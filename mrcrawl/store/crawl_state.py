@@ -152,8 +152,10 @@ class CrawlState:
                                 "resume without --now, or with that time")
 
     def refuse_other_config(self, store: CrawlStore, config: CrawlConfig, config_path: str) -> None:
-        """A resume goes on with the config it started with: refuse another."""
-        changed = config_differences(self.config, json_config(config))
+        """A resume goes on with the config it started with: refuse another.
+        A key the crawl's config does not name, one added to mrcrawl since
+        the crawl began, stands at its default there."""
+        changed = config_differences(json_config(CrawlConfig.from_dict(self.config)), json_config(config))
         if changed:
             raise StateMismatch(f"{config_path}: {differences_said(changed, f'the config of the crawl in {store.root}')}; "
                                 "resume with the same config, or crawl into another --output")

@@ -5,6 +5,9 @@
     DIR/stats.json        per-step counters and timings
     DIR/seeds/            the run's seeds, one URL per line
     DIR/in/<L>/           frontier of layer L, one frontier entry per URL
+    DIR/cand/<L>/         when the config caps a layer: its candidates, frontier entries with their order keys
+    DIR/hostcap/<L>/      the same within max_urls_per_host, when max_urls_per_layer is set too
+    DIR/hist/<L>/         the candidates counted by cell of the crawl's order, for max_urls_per_layer
     DIR/doc/<L>/          one doc record per URL attempted on layer L
     DIR/out/<L>/          one out record per doc record of layer L
     DIR/dbbatch/<L>/      what layer L tells the crawl db, one update per URL and one claim per digest or signature
@@ -75,6 +78,15 @@ class CrawlStore:
 
     def frontier(self, layer: int):
         return self.join("in", str(layer))
+
+    def candidates(self, layer: int):
+        return self.join("cand", str(layer))
+
+    def host_capped(self, layer: int):
+        return self.join("hostcap", str(layer))
+
+    def histogram(self, layer: int):
+        return self.join("hist", str(layer))
 
     def docs(self, layer: int):
         return self.join("doc", str(layer))

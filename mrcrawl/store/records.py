@@ -76,11 +76,13 @@ FRONTIER_FIELDS = (
     "seed",  # True when the URL is one of this run's seeds
     "hops",  # links from the nearest seed, or None when unknown
     "known",  # the db record's KNOWN_FIELDS, or None for a URL the db has not fetched
+    "deferred",  # None for a URL to fetch; for one a cap held back from the layer, the cap (DEFERRALS)
 )
 
 
-def new_frontier_entry(rank: int, seed: bool, hops: int | None, known: dict | None) -> dict:
-    return {"rank": f"{rank:03d}", "seed": seed, "hops": hops, "known": known}
+def new_frontier_entry(rank: int, seed: bool, hops: int | None, known: dict | None,
+                       deferred: str | None = None) -> dict:
+    return {"rank": f"{rank:03d}", "seed": seed, "hops": hops, "known": known, "deferred": deferred}
 
 
 # A URL's status in the crawl db, as Nutch's CrawlDatum keeps one.  Where a
@@ -90,7 +92,23 @@ UNFETCHED = "unfetched"  # discovered, never attempted
 GONE = "gone"  # 404 or 410, or failed on too many runs in a row: checked again rarely
 DUPLICATE = "duplicate"  # fetched, and its content is another URL's (`duplicate_of`)
 FAILED = "failed"  # a transient failure (network, 5xx, 429): retried on a later run
-DB_STATUSES = (UNFETCHED, FETCHED, NOT_MODIFIED, REDIRECT, GONE, DUPLICATE, ROBOTS_DENIED, BLOCKED, FAILED)
+TRAPPED = "trapped"  # linked, and caught by a trap guard (`deferred` names it): never fetched
+DB_STATUSES = (UNFETCHED, FETCHED, NOT_MODIFIED, REDIRECT, GONE, DUPLICATE, ROBOTS_DENIED, BLOCKED, FAILED, TRAPPED)
+
+# Why a URL waits (a db record's `deferred`): the cap that kept it out of a
+# layer's frontier, or the layer's time limit, each named by its config key.
+# A deferred URL stays as it was (unfetched, or due again) and is offered
+# again on the next run; a seed is never deferred.
+DEFERRED_BY_LAYER_CAP = "max_urls_per_layer"
+DEFERRED_BY_HOST_CAP = "max_urls_per_host"
+DEFERRED_BY_TIME_LIMIT = "max_layer_seconds"
+DEFERRALS = (DEFERRED_BY_LAYER_CAP, DEFERRED_BY_HOST_CAP, DEFERRED_BY_TIME_LIMIT)
+# The trap guards, each named by its config key: a linked URL one catches is
+# `trapped`, with the guard in its `deferred`.
+TRAPPED_BY_LENGTH = "max_url_length"
+TRAPPED_BY_PATH_REPEATS = "max_path_repeats"
+TRAPPED_BY_QUERY_PARAMS = "max_query_params"
+TRAP_GUARDS = (TRAPPED_BY_LENGTH, TRAPPED_BY_PATH_REPEATS, TRAPPED_BY_QUERY_PARAMS)
 
 DB_FIELDS = (
     "url",
@@ -111,7 +129,8 @@ DB_FIELDS = (
     "due_at",  # when it should be fetched next (ISO 8601 UTC), None when never
     "interval",  # the current revisit interval, in seconds
     "failures",  # consecutive runs that ended in a transient failure
-    "deferred",  # why it was due and not fetched, or None
+    "deferred",  # why it waits, unfetched or due (DEFERRALS), or the guard that trapped it (TRAP_GUARDS); else None
+    "deferrals",  # how many times in a row it was deferred
     "duplicate_of",  # for a duplicate: the URL that held its content when it was last fetched
     "redirect_to",  # for a redirect: the target
     "score",  # link-based priority: filled in by scoring, None until then
@@ -165,7 +184,7 @@ def is_content_duplicate(duplicate: dict) -> bool:
 def new_db_record(url: str, host: str) -> dict:
     """A db record for a URL the db has not seen; the update fills it in."""
     record = dict.fromkeys(DB_FIELDS)
-    record.update(url=url, host=host, status=UNFETCHED, seed=False, fetch_count=0, failures=0)
+    record.update(url=url, host=host, status=UNFETCHED, seed=False, fetch_count=0, failures=0, deferrals=0)
     return record
 
 
@@ -252,12 +271,16 @@ def payload_digest(body: bytes) -> str:
 
 
 def new_out(outlinks: list[str], link_type: int, layer: int, timestamp: str,
-            hops: int | None = None, signature: str | None = None, hub: bool | None = None) -> dict:
+            hops: int | None = None, signature: str | None = None, hub: bool | None = None,
+            trapped: list | None = None) -> dict:
     """An out record: the links a doc record yields for the next layer, and
     what the Parser judged of the page for the revisit policy (its hops, its
-    change signature, whether it is a hub); None where there is no page."""
+    change signature, whether it is a hub); None where there is no page.
+    `trapped` holds the links a trap guard caught, [[url, guard], ...]
+    (TRAP_GUARDS): recorded in the db, never fetched.  Records written
+    before trap guards existed have no such field."""
     return {"outlinks": outlinks, "type": link_type, "layer": layer, "timestamp": timestamp,
-            "hops": hops, "signature": signature, "hub": hub}
+            "hops": hops, "signature": signature, "hub": hub, "trapped": trapped or []}
 
 
 def error_kind(doc: dict) -> FailureKind | None:

@@ -4,7 +4,8 @@
   (model.py: the dataclasses; sites.py: what each host contains).
 - server.py: `TestWebServer` / `start_test_web()` serve it on 127.0.0.2, .3,
   ... and log every request.
-- oracle.py: `expected_layers()` says what a correct crawl of it records.
+- oracle.py: `expected_layers()` says what a correct crawl of it records,
+  and `expected_traps_for_config()` which links its trap guards catch.
 - faults.py: `FaultServer`, answers that go wrong below HTTP (a drip, a
   connection closed or reset mid-answer, a body that never ends or runs past
   its length, a decompression bomb, too many headers ...), served from a raw
@@ -29,6 +30,7 @@ from .oracle import (
     expected_layers,
     expected_layers_for_config,
     expected_payload_duplicates,
+    expected_traps_for_config,
     outcome_counts,
 )
 from .server import LogEntry, TestWebServer, start_test_web
@@ -36,5 +38,5 @@ from .web import generate_web, seeds
 
 __all__ = ["AGENT_TOKEN", "USER_AGENT", "DailySpec", "DailyWeb", "Host", "LogEntry", "Page", "Robots",
            "RobotsGroup", "TestWebServer", "Web", "expected_duplicates", "expected_layers", "expected_layers_for_config",
-           "expected_payload_duplicates", "generate_web", "outcome_counts", "seeds", "start_daily_web",
+           "expected_payload_duplicates", "expected_traps_for_config", "generate_web", "outcome_counts", "seeds", "start_daily_web",
            "start_test_web"]

@@ -357,7 +357,82 @@ def build_plain(b: WebBuilder, articles: list[str]) -> None:
                 "/gzip/page.html", "/case/content-type.html", "/slow-body.html"]
     specials += [path for path, *_ in binaries]
     links = b.links_to([host.url(p) for p in specials] + articles, host.url("/"))
+    links += build_calendar(b, host)
     b.add_html(host.url("/"), "home", "Plain host", ("No robots.txt rules here.",), links, note="seed")
+
+
+# The calendar trap (build_calendar): how far each of its chains runs.
+CALENDAR_MONTHS = 120  # the month chain: ten years, far beyond any crawl of the test web
+CALENDAR_PATH_LEVELS = 12  # the path chain: /cal/x/ to /cal/x/.../x/, x twelve times
+CALENDAR_AGENDA_PAGES = 12  # the agenda chain: 10 query parameters on its first page, 21 on its last
+CALENDAR_SHARE_PAGES = 6  # the share chain: its last URL is still under 2,048 characters, which links may have
+CALENDAR_SHARE_STEP = 300  # characters each page of the share chain adds to its state
+# The agenda's first page: its month, then what a tagged newsletter link carries.
+CALENDAR_AGENDA_QUERY = ("view=agenda", "lang=en", "region=all", "category=all", "sort=date", "utm_source=home",
+                         "utm_medium=web", "utm_campaign=events", "utm_content=calendar")
+MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+               "October", "November", "December")
+
+
+def calendar_month(number: int) -> tuple[str, str]:
+    """The calendar's month `number` (0: January 2025): as its query says it, and in words."""
+    year, month = divmod(number, 12)
+    return f"{2025 + year}-{month + 1:02d}", f"{MONTH_NAMES[month]} {digits_in_words(str(2025 + year))}"
+
+
+def build_calendar(b: WebBuilder, host: Host) -> list[Link]:
+    """A calendar trap on the plain host: chains of pages that never end, or
+    end far beyond any crawl, each page linking the next.  Returns the home
+    page's links to the first page of each chain (layer 1 of a crawl).
+
+    - /cal/?month=2025-01, each month linking the next: ordinary URLs, which
+      no trap guard catches: only the crawl's depth stops it;
+    - /cal/x/, linking the relative x/ (/cal/x/x/, ...): a path that repeats
+      a segment on every link; max_path_repeats (3) stops it, at /cal/x/x/x/x/;
+    - /cal/agenda?month=...: each next month keeps the page's query and adds
+      a `from` parameter; max_query_params (12) stops it at 13 parameters;
+    - /cal/share?state=...: a view state that grows on every link;
+      max_url_length (1,024) stops it at its fourth page.
+
+    With the config's defaults each guard catches its chain on a page of
+    layer 3 (a crawl of depth 4 records them `trapped`), and no page here
+    repeats another's text (their words differ, not only their digits).
+    """
+    cal = host.url("/cal/")
+    agenda = f"{cal}agenda?" + "&".join([f"month={calendar_month(0)[0]}", *CALENDAR_AGENDA_QUERY])
+    firsts = [f"{cal}?month={calendar_month(0)[0]}", f"{cal}x/", agenda, f"{cal}share?state={share_state(1)}"]
+    for number in range(CALENDAR_MONTHS):
+        query, words = calendar_month(number)
+        more = ([Link(f"?month={calendar_month(number + 1)[0]}", f"{cal}?month={calendar_month(number + 1)[0]}",
+                      "next month")] if number + 1 < CALENDAR_MONTHS else [])
+        b.add_html(f"{cal}?month={query}", "calendar", f"Events in {words}", ("No event is listed this month.",),
+                   [Link("/", host.url("/"), "home"), *more], note="the month chain: only the depth ends it")
+    for level in range(1, CALENDAR_PATH_LEVELS + 1):
+        more = [Link("x/", cal + "x/" * (level + 1), "this view")] if level < CALENDAR_PATH_LEVELS else []
+        b.add_html(cal + "x/" * level, "calendar", f"Calendar view, level {digits_in_words(str(level))}",
+                   ("A relative link adds a level on every page.",), [Link("/", host.url("/"), "home"), *more],
+                   note="the path chain: x repeated on every link")
+    query = agenda.split("?", 1)[1].split("&")
+    for page in range(CALENDAR_AGENDA_PAGES):
+        following = "&".join([f"month={calendar_month(page + 1)[0]}", *query[1:], f"from={calendar_month(page)[0]}"])
+        more = ([Link(f"?{following}", f"{cal}agenda?{following}", "next month")]
+                if page + 1 < CALENDAR_AGENDA_PAGES else [])
+        b.add_html(f"{cal}agenda?{'&'.join(query)}", "calendar", f"Agenda for {calendar_month(page)[1]}",
+                   ("The agenda keeps every filter it was reached with.",), [Link("/", host.url("/"), "home"), *more],
+                   note="the agenda chain: a parameter more on every link")
+        query = following.split("&")
+    for page in range(1, CALENDAR_SHARE_PAGES + 1):
+        more = ([Link(f"?state={share_state(page + 1)}", f"{cal}share?state={share_state(page + 1)}", "share")]
+                if page < CALENDAR_SHARE_PAGES else [])
+        b.add_html(f"{cal}share?state={share_state(page)}", "calendar",
+                   f"Shared calendar, part {digits_in_words(str(page))}", ("The view's state is in its URL.",),
+                   [Link("/", host.url("/"), "home"), *more], note="the share chain: a longer URL on every link")
+    return [Link(url[len(host.origin):], url, "calendar") for url in firsts]
+
+
+def share_state(page: int) -> str:
+    """The share chain's state on its page `page`: letters, CALENDAR_SHARE_STEP more a page."""
+    return "".join("abcdefghijklmnopqrstuvwxyz"[(index * 7 + page) % 26] for index in range(page * CALENDAR_SHARE_STEP))
 
 
 def build_oversized(b: WebBuilder, host: Host) -> None:
