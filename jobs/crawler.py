@@ -1,8 +1,9 @@
 """Job 1, Crawler: fetch one layer's frontier.
 
-Map: frontier entry -> (host key, [rank, URL, entry]); the host key is the
-partitioner, so all of a host's URLs reach one reducer call on one machine
-and politeness can be kept there, in the order of their ranks.  Combine:
+Map: frontier entry -> (host key, [rank, order key, URL, entry]); the host
+key is the partitioner, so all of a host's URLs reach one reducer call on
+one machine and politeness can be kept there, in the order of their ranks,
+and within a rank in the crawl's order when the layer is ordered.  Combine:
 drop duplicate URLs.  Reduce: the threaded fetcher, fed host by host,
 yields one doc record per URL.
 
@@ -43,7 +44,7 @@ class MRCrawler(CrawlJob):
     INPUT_PROTOCOL = Utf8JsonProtocol
     INTERNAL_PROTOCOL = Utf8JsonProtocol
     OUTPUT_PROTOCOL = Utf8JsonProtocol
-    SORT_VALUES = True  # a host's URLs arrive by rank, then URL, so duplicates are adjacent
+    SORT_VALUES = True  # a host's URLs arrive by rank, then order key, then URL, so duplicates are adjacent
     JOBCONF = {
         # A second attempt of a fetch task would hit the same hosts at once.
         "mapreduce.reduce.speculative": "false",
@@ -54,7 +55,8 @@ class MRCrawler(CrawlJob):
             self.count(self.URLS_DEFERRED)
             return
         self.count(self.URLS_IN)
-        yield host_key(url), [entry["rank"], url, entry]
+        # Within a rank, in the crawl's order when the layer is ordered (caps.py): a time limit then leaves the last.
+        yield host_key(url), [entry["rank"], entry.get("order") or "", url, entry]
 
     def combiner(self, host, ranked):
         yield from ((host, value) for value in unique_adjacent(ranked))
@@ -64,7 +66,7 @@ class MRCrawler(CrawlJob):
                                time_limit=self.config.max_layer_seconds)
 
     def reducer(self, host, ranked):
-        for _, url, entry in unique_adjacent(ranked):
+        for _, _, url, entry in unique_adjacent(ranked):
             self.fetcher.add(url, entry)
             yield from self.emit(self.fetcher.completed())
 

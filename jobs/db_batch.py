@@ -6,14 +6,18 @@ record -> how its request ended (for the final URL of a same-host redirect
 too), and the payload digests (and content signature) it fetched or ended
 (frontier/dedup.py); each out record -> what the Parser judged of the page,
 the content signature it showed, and a sighting of each outlink on the next
-layer.  An update's key is "<partition> <url>" and a claim's "#<digest
-partition> <digest or signature>", so the batch sorts by the db's
-partitions.  Combine and reduce: fold a URL's updates into one (the earliest
-sighting, the latest fetch), and a digest's claims into one.
+layer, and, for a page, a link update of each outlink for the link store
+(frontier/links.py).  An update's key is "<partition> <url>", a claim's
+"#<digest partition> <digest or signature>" and a link update's
+"@<partition> <target url>", so the batch sorts by the db's partitions.
+Combine and reduce: fold a URL's updates into one (the earliest sighting,
+the latest fetch), a digest's claims into one, and a target's link updates
+into one (each source once).
 """
 from mrcrawl.frontier.crawldb import batch_key, claim_key, is_claim_key, is_signature_key, url_of_batch_key
 from mrcrawl.frontier.db_update import fetch_part, fold, updates_from_doc, updates_from_entry, updates_from_out
 from mrcrawl.frontier.dedup import claims_from_doc, claims_from_out, fold_claims
+from mrcrawl.frontier.links import fold_links, is_link_key, link_key, link_updates_from_out
 from mrcrawl.mr.job import CrawlJob, JobCounter
 from mrcrawl.store.protocols import Utf8JsonProtocol
 
@@ -23,7 +27,9 @@ class MRDbBatch(CrawlJob):
     URLS = JobCounter(STEP, "urls")  # URL updates in the batch
     DIGESTS = JobCounter(STEP, "digests")  # payload digest claims in the batch
     SIGNATURES = JobCounter(STEP, "signatures")  # content signature claims in the batch
-    SUMMARY = "{URLS} URLs, {DIGESTS} payload digests and {SIGNATURES} content signatures in the batch"
+    LINKS = JobCounter(STEP, "links")  # (source, target) pairs in the batch's link updates
+    SUMMARY = ("{URLS} URLs, {DIGESTS} payload digests, {SIGNATURES} content signatures "
+               "and {LINKS} links in the batch")
 
     INPUT_PROTOCOL = Utf8JsonProtocol
     INTERNAL_PROTOCOL = Utf8JsonProtocol
@@ -36,6 +42,8 @@ class MRDbBatch(CrawlJob):
             updates = updates_from_out(record, url)
             for signature, claim in claims_from_out(record, url):
                 yield claim_key(signature, self.partitions), claim
+            for target, links in link_updates_from_out(record, url, self.options.run):
+                yield link_key(target, self.partitions), links
         else:
             fetch = fetch_part(record)
             updates = updates_from_doc(record, fetch)
@@ -45,14 +53,23 @@ class MRDbBatch(CrawlJob):
             yield batch_key(target, self.partitions), update
 
     def combiner(self, key, values):
-        yield key, fold_claims(values) if is_claim_key(key) else fold(values)
+        yield key, self.folded(key, values)
 
     def reducer(self, key, values):
-        if not is_claim_key(key):
+        folded = self.folded(key, values)
+        if is_link_key(key):
+            self.count(self.LINKS, len(folded["inlinks"]))
+        elif not is_claim_key(key):
             self.count(self.URLS)
         else:
             self.count(self.SIGNATURES if is_signature_key(url_of_batch_key(key)) else self.DIGESTS)
-        yield key, fold_claims(values) if is_claim_key(key) else fold(values)
+        yield key, folded
+
+    @staticmethod
+    def folded(key, values):
+        if is_link_key(key):
+            return fold_links(values)
+        return fold_claims(values) if is_claim_key(key) else fold(values)
 
 
 if __name__ == "__main__":

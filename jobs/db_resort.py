@@ -26,6 +26,7 @@ from jobs.db_batch import MRDbBatch
 from mrcrawl.frontier.crawldb import is_claim_key, url_of_batch_key
 from mrcrawl.frontier.db_update import RevisitPolicy, apply_update, fold
 from mrcrawl.frontier.dedup import fold_claims, resolve
+from mrcrawl.frontier.links import is_link_key
 from mrcrawl.mr.job import CrawlJob
 from mrcrawl.store.protocols import Utf8JsonProtocol
 from mrcrawl.store.records import DIGEST_FIELDS
@@ -52,6 +53,8 @@ class MRDbResort(CrawlJob):
             return
         # DbBatch's own mapper, so both ways of updating read a layer alike.
         for batch_key, update in MRDbBatch.mapper(self, key, record):
+            if is_link_key(batch_key):
+                continue  # no link store: Nutch inverts links in a job of its own (invertlinks)
             target = url_of_batch_key(batch_key)
             yield target, {"claim": update} if is_claim_key(batch_key) else update
 

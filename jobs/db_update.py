@@ -11,6 +11,8 @@ of many lines.
   content signature (frontier/dedup.py).
 - A digest partition: the digest and signature claims, each one's original
   decided as the Dedup job decided it (frontier/dedup.py).
+- A link partition: the link updates, each target's sources unioned with
+  those it holds (frontier/links.py).
 """
 from collections import Counter
 
@@ -23,6 +25,7 @@ from mrcrawl.frontier.crawldb import (
     batch_prefix,
     claim_prefix,
     digest_partition_number,
+    link_partition_number,
     is_signature_key,
     merge_partition,
     partition_duplicates,
@@ -31,6 +34,7 @@ from mrcrawl.frontier.crawldb import (
 )
 from mrcrawl.frontier.db_update import RevisitPolicy, apply_update
 from mrcrawl.frontier.dedup import content_duplicate, resolve
+from mrcrawl.frontier.links import fold_links, link_prefix
 from mrcrawl.mr.job import DbFileJob, JobCounter
 from mrcrawl.store.protocols import LineChunkProtocol
 from mrcrawl.store.records import FETCHED, GONE, NOT_MODIFIED
@@ -49,16 +53,28 @@ class MRDbUpdate(DbFileJob):
     DIGESTS = JobCounter(STEP, "digests")  # digest index records written: payload digests and content signatures
     DIGESTS_ADDED = JobCounter(STEP, "digests added")
     SIGNATURES_ADDED = JobCounter(STEP, "signatures added")
+    LINKS = JobCounter(STEP, "links")  # link store records written: one per URL linked
+    LINKS_ADDED = JobCounter(STEP, "links added")  # link records of URLs the link store held none of
     SUMMARY = ("{URLS} URLs in the db: {URLS_ADDED} added, {URLS_UPDATED} updated ({DUPLICATES} duplicates), "
                "{URLS_QUEUED} queued for the next layer; {DIGESTS} payload digests and content signatures "
-               "({DIGESTS_ADDED} and {SIGNATURES_ADDED} added)")
+               "({DIGESTS_ADDED} and {SIGNATURES_ADDED} added); {LINKS} URLs with inlinks ({LINKS_ADDED} added)")
 
     OUTPUT_PROTOCOL = LineChunkProtocol
 
+    def configure_args(self):
+        super().configure_args()
+        self.add_passthru_arg("--new-url-score", type=float, default=None,
+                              help="the start score of a URL new to the db, from which the URLs first seen on this "
+                                   "run get provisional scores (frontier/scores.py); none without it")
+
     def mapper_raw(self, partition_path, partition_uri):
         digest_partition = digest_partition_number(partition_uri, self.partitions)
+        link_partition = link_partition_number(partition_uri, self.partitions)
         counts = Counter()
-        if digest_partition is None:
+        if link_partition is not None:
+            updates = sorted_updates(self.batch_lines(link_prefix(link_partition)))
+            apply, records = self._link_update(counts), self.LINKS
+        elif digest_partition is None:
             partition = partition_number(partition_uri)
             updates = sorted_updates(self.batch_lines(batch_prefix(partition)))
             apply, records = self._url_update(partition, counts), self.URLS
@@ -82,7 +98,8 @@ class MRDbUpdate(DbFileJob):
             duplicate = content_duplicate(duplicates.get(url, ()), update.get("page"))
             if duplicate is not None:
                 update = {**update, "duplicate": duplicate}
-            updated = apply_update(record, url, update, self.options.run, self.layer, policy)
+            updated = apply_update(record, url, update, self.options.run, self.layer, policy,
+                                   self.options.new_url_score)
             counts[self.URLS_ADDED if record is None else self.URLS_UPDATED] += 1
             counts[self.URLS_QUEUED] += updated["queued"] is not None and updated["queued"] != (record or {}).get("queued")
             counts[self.DUPLICATES] += updated["duplicate_of"] is not None and "duplicate" in update
@@ -100,6 +117,13 @@ class MRDbUpdate(DbFileJob):
             added = self.SIGNATURES_ADDED if is_signature_key(key) else self.DIGESTS_ADDED
             counts[added] += original is None and resolved is not None
             return resolved
+        return apply
+
+    def _link_update(self, counts: Counter):
+        """apply(record, target, update) for a link partition: the target's sources after the update."""
+        def apply(record, target, update):
+            counts[self.LINKS_ADDED] += record is None
+            return fold_links((record, update))
         return apply
 
     @classmethod

@@ -26,7 +26,8 @@ class MRGenerator(DbFileJob):
         partition = partition_number(partition_uri)
         seeds = [url for url in self.seed_urls() if partition_of(url, self.partitions) == partition]
         with open(partition_path, "rb") as stored:
-            for url, entry in layer_zero(stored, seeds, self.options.run, ordered=bool(FrontierCaps.of(self.config))):
+            for url, entry in layer_zero(stored, seeds, self.options.run, ordered=bool(FrontierCaps.of(self.config)),
+                                         order=self.config.order):
                 self.count(self.SEEDS if entry["seed"] else self.DUE_URLS)
                 yield url, entry
 

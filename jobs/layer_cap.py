@@ -20,9 +20,9 @@ class MRLayerCap(CrawlJob):
     SEEDS = JobCounter(STEP, "seeds")
     KEPT = JobCounter(STEP, "urls kept")
     HELD_BACK = JobCounter(STEP, "urls held back")  # by max_urls_per_layer
-    HELD_BY_HOST = JobCounter(STEP, "urls held back by host")  # by max_urls_per_host, before this step
+    HELD_BEFORE = JobCounter(STEP, "urls held back before")  # by pld_budget or max_urls_per_host, before this step
     SUMMARY = ("{KEPT} URLs within max_urls_per_layer, {HELD_BACK} held back "
-               "(and {HELD_BY_HOST} by max_urls_per_host), besides {SEEDS} seeds")
+               "(and {HELD_BEFORE} by the steps before), besides {SEEDS} seeds")
 
     INPUT_PROTOCOL = Utf8JsonProtocol
     OUTPUT_PROTOCOL = Utf8JsonProtocol
@@ -45,7 +45,7 @@ class MRLayerCap(CrawlJob):
         if entry["seed"]:
             self.count(self.SEEDS)
         elif before:
-            self.count(self.HELD_BY_HOST)
+            self.count(self.HELD_BEFORE)
         else:
             self.count(self.HELD_BACK if entry["deferred"] == DEFERRED_BY_LAYER_CAP else self.KEPT)
         yield url, frontier_entry(entry)
@@ -53,7 +53,7 @@ class MRLayerCap(CrawlJob):
     @classmethod
     def frontier(cls, counters: dict) -> tuple[int, str]:
         """How many URLs of the frontier it wrote are to be fetched, and what they are."""
-        held_back = cls.HELD_BACK.of(counters) + cls.HELD_BY_HOST.of(counters)
+        held_back = cls.HELD_BACK.of(counters) + cls.HELD_BEFORE.of(counters)
         return capped_frontier(cls.SEEDS.of(counters), cls.KEPT.of(counters), held_back)
 
 

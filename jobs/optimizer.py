@@ -26,7 +26,7 @@ class MROptimizer(DbFileJob):
     def mapper_raw(self, partition_path, partition_uri):
         with open(partition_path, "rb") as stored:
             for url, entry in queued_for(stored, self.options.run, self.layer + 1,
-                                         ordered=bool(FrontierCaps.of(self.config))):
+                                         ordered=bool(FrontierCaps.of(self.config)), order=self.config.order):
                 self.count(self.NEW_URLS)
                 yield url, entry
 

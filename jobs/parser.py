@@ -1,8 +1,8 @@
 """Job 2, Parser (map only): each doc record -> its out record: its outlinks
 within the crawl's scope, and what the revisit policy reads of the page.
 
-A fetched page yields its links (type 0) unless it says nofollow, its change
-signature and whether it is a hub; a redirect yields its target (type 1);
+A fetched page yields its links (type 0), each with its anchor text in
+`anchors`, unless it says nofollow, its change signature and whether it is a hub; a redirect yields its target (type 1);
 every other record yields an empty list.  A link, or a target, that one of
 the config's trap guards catches is kept apart, in the out record's
 `trapped`, with the guard (page/traps.py).

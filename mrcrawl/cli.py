@@ -33,7 +33,7 @@ COMMANDS = {
     "crawl": Command("mrcrawl.driver", "crawl seed URLs layer by layer with MapReduce jobs"),
     "export": Command("mrcrawl.export", "write a crawl's WARC archive or Parquet page index"),
     "report": Command("mrcrawl.report", "write a crawl's report as one self-contained HTML file"),
-    "db": Command("mrcrawl.db", "read a crawl db: stats, one URL's record, or a dump"),
+    "db": Command("mrcrawl.db", "read a crawl db: stats, the top scores, one URL's record or inlinks, or a dump"),
     "inject": Command("mrcrawl.inject", "add URLs to a crawl db without crawling them, due for the next crawl"),
     "show": Command("mrcrawl.show", "print one URL's record, headers and page from a crawl"),
     "parsechecker": Command("mrcrawl.parsechecker", "fetch one URL with a config's rules and show every stage's result"),

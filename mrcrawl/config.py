@@ -265,6 +265,9 @@ def default_of(field: dataclasses.Field) -> Any:
 
 # ---- the declarations -----------------------------------------------------------
 
+# The orders a capped layer's URLs can come in (`order`, frontier/caps.py's order_value).
+ORDERS = ("pagerank", "indegree", "bfs")
+
 # The User-Agent the loader makes of the contact (_user_agent), as the reference shows it.
 _OUR_AGENT = f"{AGENT_NAME}/<version> (+<contact>)"
 
@@ -297,6 +300,22 @@ class RevisitConfig:
 # The relations between revisit keys, (smaller, larger): the first may not
 # exceed the second.  The loader checks them and settings_table states them.
 _REVISIT_ORDER = (("min_days", "first_days"), ("first_days", "max_days"), ("hub_days", "max_days"))
+
+_FETCHES = Check(lambda value: _is_int(value) and value >= 0, "a whole number >= 0")
+
+
+@dataclass(frozen=True)
+class PldBudget:
+    """The `pld_budget:` mapping: a pay-level domain's fetches per run are at
+    most floor + per_linking_pld * its PLD in-degree (frontier/budgets.py).
+    Both keys are required: a budget's size is the operator's choice."""
+
+    floor: int = setting(check=_FETCHES, unit="fetches per run",
+                         doc="what every pay-level domain gets, linked or not: enough for a site's daily "
+                             "articles that no other crawled site links")
+    per_linking_pld: int = setting(check=_FETCHES, unit="fetches per run",
+                                   doc="what a pay-level domain gets more for each other pay-level domain linking "
+                                       "to it: links bought within one domain (a link farm) buy nothing")
 
 
 @dataclass(frozen=True)
@@ -359,6 +378,13 @@ class CrawlConfig:
         None, check=_COUNT_OR_NULL, unit="URLs",
         doc="a layer's frontier holds at most this many URLs of one host besides the seeds (Nutch's "
             "generate.max.count); the rest wait in the db; null: no limit")
+    pld_budget: PldBudget | None = setting(
+        None, check=Check(lambda value: value is None or isinstance(value, dict),
+                          "a mapping {floor: F, per_linking_pld: K} (pld_budget.<key>: value), or null"),
+        unit="fetches per run",
+        doc="a pay-level domain gets at most F + K * (the pay-level domains linking to it) fetches per run, seeds "
+            "not counted (IRLbot's STAR budget: a site's many pages that no one else links, a link farm, cannot "
+            "take the crawl); the rest wait in the db; null: no budget")
     max_url_length: int | None = setting(
         1024, check=_COUNT_OR_NULL, unit="characters",
         doc="a linked URL longer than this is trapped, as StormCrawler's default; null: no limit")
@@ -376,6 +402,18 @@ class CrawlConfig:
         doc="when a layer's fetching has run this long (in each Crawler task, from its start), no new request "
             "starts; the URLs left wait in the db for the next layer and the next run (Nutch's "
             "fetcher.timelimit.mins); null: no limit")
+    # Which URLs come first when a cap or the time limit leaves some out (frontier/caps.py), and the
+    # scores the link-based orders read (frontier/scores.py).
+    order: str = setting(
+        "pagerank", check=Check(lambda value: value in ORDERS, "one of " + ", ".join(ORDERS)),
+        doc="which URLs a capped layer takes first: `pagerank` (higher PageRank), `indegree` (more linking "
+            "pages, then hosts) or `bfs` (fewer hops from a seed); each falls back on bfs for ties. With `bfs` "
+            "and no `pld_budget`, no run computes scores")
+    pagerank_iterations: int = setting(
+        3, check=Check(lambda value: _is_int(value) and value >= 1, "a whole number >= 1"), unit="iterations",
+        doc="PageRank's power iterations at the start of each run, each from the last one's scores: a few per "
+            "run, for the scores carry over from run to run and a daily crawl's graph changes little "
+            "(docs/crawl-db.md#scores)")
     revisit: RevisitConfig = setting(
         factory=RevisitConfig,
         check=Check(lambda value: value is None or isinstance(value, dict),
@@ -395,6 +433,8 @@ class CrawlConfig:
         One written before `revisit` existed gets the default policy."""
         values = dict(values)
         values["revisit"] = RevisitConfig(**(values.get("revisit") or {}))
+        budget = values.get("pld_budget")
+        values["pld_budget"] = None if budget is None else PldBudget(**budget)
         return cls(**values)
 
 
@@ -454,6 +494,9 @@ def config_from_mapping(data: dict, source: str, default_name: str, environ: Map
     _check_mapping(data, _FILE_KEYS, _required_keys(CrawlConfig), source)
     values = dict(data)
     values["revisit"] = _revisit_config(data.get("revisit") or {}, source)
+    if data.get("pld_budget") is not None:
+        _check_mapping(data["pld_budget"], settings_of(PldBudget), _required_keys(PldBudget), source, section="pld_budget")
+        values["pld_budget"] = PldBudget(**data["pld_budget"])
     values["user_agent"] = _user_agent(values.pop("contact", None), values.get("user_agent"), source, environ)
     if "name" not in data and not _CRAWL_NAME_CHECK.accepts(default_name):
         raise ConfigError(source, "name", f"the file's stem {default_name!r} is no crawl name; "
@@ -492,7 +535,7 @@ def _check_mapping(data: dict, settings: Mapping[str, Setting], required: list[s
 # What names an override in an error: the option that gives it.
 SETTINGS_SOURCE = "-s"
 # The keys whose value is a mapping of keys of their own: `revisit.max_days`.
-_SECTIONS = {"revisit": RevisitConfig}
+_SECTIONS = {"revisit": RevisitConfig, "pld_budget": PldBudget}
 
 
 def parse_setting(text: str) -> tuple[str, Any]:
@@ -616,7 +659,8 @@ def settings_table() -> str:
     top-level ones and then `revisit.<key>`: its default, unit, valid values
     and what it is, rendered from the declarations."""
     rows = [("key", "default", "unit", "valid values", "what it is"), ("---",) * 5]
-    sections = ((CrawlConfig, _FILE_KEYS, ""), (RevisitConfig, settings_of(RevisitConfig), "revisit."))
+    sections = ((CrawlConfig, _FILE_KEYS, ""), (RevisitConfig, settings_of(RevisitConfig), "revisit."),
+                (PldBudget, settings_of(PldBudget), "pld_budget."))
     for section, settings, prefix in sections:
         defaults = {field.name: default_of(field) for field in dataclasses.fields(section)}
         for key, declared in settings.items():

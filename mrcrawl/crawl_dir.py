@@ -156,7 +156,8 @@ def lock_holder(lock_path) -> str:
 
 def open_db(db: CrawlDb, option: str = "--db") -> None:
     """Check the run's crawl db, or make an empty one where there is none
-    yet; `option` is what names the db on the command line."""
+    yet, and upgrade one of an older format; `option` is what names the db
+    on the command line."""
     try:
         entries = db.store.entries()
     except NotADirectoryError:
@@ -175,6 +176,7 @@ def open_db(db: CrawlDb, option: str = "--db") -> None:
         db.meta()
     except NoCrawlDb as error:
         raise UsageError(f"{option}: {error}") from None
+    db.upgrade()
 
 
 def open_crawl(store: CrawlStore, config: CrawlConfig, config_path: str, seeds_path: str, seeds_shown: str,

@@ -46,6 +46,7 @@ from mrcrawl.export import EXPORT_KINDS, kind_problems, parse_kinds, run_exports
 from mrcrawl.export import describe as describe_export
 from mrcrawl.frontier.caps import FrontierCaps
 from mrcrawl.frontier.crawldb import CrawlDb
+from mrcrawl.frontier.scores import new_url_score, scoring_iterations
 from mrcrawl.interrupts import INTERRUPTED, STOPPING_SIGNALS, interrupts_remembered, stopped_status
 from mrcrawl.logs import add_verbosity_options, configure_logging
 from mrcrawl.mr.launcher import LOCAL_DISK_RUNNERS, RUNNERS, Launcher, RunnerSettings
@@ -198,8 +199,11 @@ def run_layers(pipeline: Pipeline, store: CrawlStore, state: CrawlState, depth: 
     state.depth = depth
     state.runners = list(dict.fromkeys([*state.runners, settings.runner]))  # for the report
     state.save(store)
-    caps = FrontierCaps.of(CrawlConfig.from_dict(state.config))  # the caps a resumed run started with
-    pipeline.run(run_start(store, caps))
+    config = CrawlConfig.from_dict(state.config)  # the config a resumed run started with
+    caps = FrontierCaps.of(config)
+    pipeline.run(run_start(store, caps, scoring_iterations(config, pipeline.db, state.run),
+                           settings.sorts_reduce_output))
+    new_score = new_url_score(config, pipeline.db, state.run)
     layers = 0
     for layer in range(depth):
         if not store.has_records(store.frontier(layer)):
@@ -207,7 +211,7 @@ def run_layers(pipeline: Pipeline, store: CrawlStore, state: CrawlState, depth: 
             break
         log.info(f"layer {layer}: {pipeline.frontier_size(store.frontier(layer))[1]} URLs{left_before(state, layer)}")
         pipeline.run(layer_steps(store, layer, last=layer == depth - 1, batch_sorted=settings.sorts_reduce_output,
-                                 caps=caps))
+                                 caps=caps, new_url_score=new_score))
         layers = layer + 1
     pipeline.run(run_end(store, layers, state.started_at))
     if layers:

@@ -14,6 +14,8 @@ its current generation (DbFiles), and the part files of a store that an
 earlier step of the same layer wrote (PartFiles).  They are resolved then
 (pipeline.py); everything else is fixed when the plan is made.
 
+    rank/I      Rank                db URL files          -> rank/I, or rank/last   (I: iteration; when scoring)
+    rankupdate/I RankUpdate         every db file         -> the db's next generation   --batch-part <each part of rank/I>
     generate/0                      seeds + db            -> in/0
     crawl/L     Crawler             in/L                  -> doc/L
     parse/L     Parser              doc/L                 -> out/L
@@ -25,13 +27,15 @@ earlier step of the same layer wrote (PartFiles).  They are resolved then
     xml/0-N     HtmlToXml           doc/merged            -> xml/<run's start>
 
 When the config caps a layer (max_urls_per_host, max_urls_per_layer:
-frontier/caps.py), the Generator and the Optimizer write the layer's
-candidates instead, and up to three steps, named by the layer whose
-frontier they choose, hold them to the caps (choose_frontier):
+frontier/caps.py; pld_budget: frontier/budgets.py), the Generator and the
+Optimizer write the layer's candidates instead, and up to four steps, named
+by the layer whose frontier they choose, hold them to the caps (choose_frontier):
 
-    hostcap/L   HostCap             cand/L                -> hostcap/L, or in/L without a topN
-    histogram/L LayerHistogram      hostcap/L or cand/L   -> hist/L
-    layercap/L  LayerCap            hostcap/L or cand/L   -> in/L   --histogram-part <each part of hist/L>
+    pldbudget/L PldBudget           cand/L, in/0..L-1     -> budget/L, or in/L without a cap
+                                                             --pld-part <each part of the PLD in-degree store>
+    hostcap/L   HostCap             budget/L or cand/L    -> hostcap/L, or in/L without a topN
+    histogram/L LayerHistogram      the last one's store  -> hist/L
+    layercap/L  LayerCap            the last one's store  -> in/L   --histogram-part <each part of hist/L>
 """
 from __future__ import annotations
 
@@ -49,6 +53,9 @@ from jobs.layer_histogram import MRLayerHistogram
 from jobs.merge import MRMerge
 from jobs.optimizer import MROptimizer
 from jobs.parser import MRParser
+from jobs.rank import MRRank
+from jobs.rank_update import MRRankUpdate
+from jobs.pld_budget import MRPldBudget
 from mrcrawl.frontier.caps import FrontierCaps
 from mrcrawl.store.crawl_state import StepName
 from mrcrawl.store.crawl_store import CrawlStore
@@ -56,16 +63,18 @@ from mrcrawl.store.crawl_store import CrawlStore
 # The jobs of one layer, in the order they run (the Optimizer's on every layer but the last).
 LAYER_JOBS = (MRCrawler, MRParser, MRDbBatch, MRDedup, MRDbUpdate, MROptimizer)
 # The jobs that hold a layer's candidates to the caps, when the config sets any, in the order they run.
-CAP_JOBS = (MRHostCap, MRLayerHistogram, MRLayerCap)
+CAP_JOBS = (MRPldBudget, MRHostCap, MRLayerHistogram, MRLayerCap)
+# The jobs of a PageRank iteration, at a run's start, in the order they run.
+SCORING_JOBS = (MRRank, MRRankUpdate)
 # Every job a crawl runs, in the order they first run.
-CRAWL_JOBS = (MRGenerator, *CAP_JOBS, *LAYER_JOBS, MRMerge, MRHtmlToXml)
+CRAWL_JOBS = (*SCORING_JOBS, MRGenerator, *CAP_JOBS, *LAYER_JOBS, MRMerge, MRHtmlToXml)
 JOBS_BY_STEP = {job.STEP: job for job in CRAWL_JOBS}
 
 
 @dataclass(frozen=True)
 class DbFiles:
     """The crawl db's partition files of its current generation, read whole
-    (a task each): its URL partitions, its digest partitions, or all of them."""
+    (a task each): its URL partitions, its digest partitions, or all of them, link partitions included."""
 
     which: str
 
@@ -73,7 +82,7 @@ class DbFiles:
         return f"the crawl db's {self.which} files"
 
 
-URL_FILES, DIGEST_FILES, ALL_FILES = DbFiles("URL"), DbFiles("digest"), DbFiles("URL and digest")
+URL_FILES, DIGEST_FILES, ALL_FILES = DbFiles("URL"), DbFiles("digest"), DbFiles("URL, digest and link")
 
 
 @dataclass(frozen=True)
@@ -124,11 +133,29 @@ class Step:
         return f"{str(self.name):<12} {self.job.__name__:<12} {inputs} -> {shown(self.output)}{options}"
 
 
-def run_start(store: CrawlStore, caps: FrontierCaps = FrontierCaps()) -> list[Step]:
-    """Layer 0's frontier: the run's seeds (written by the driver when the
-    crawl began), and the db's URLs due at the run's start, within the `caps`."""
-    return choose_frontier(store, 0, caps, lambda output: Step(
+def run_start(store: CrawlStore, caps: FrontierCaps = FrontierCaps(), scoring: int = 0,
+              batch_sorted: bool = True) -> list[Step]:
+    """The scores' `scoring` iterations (none: 0), then layer 0's frontier:
+    the run's seeds (written by the driver when the crawl began), and the
+    db's URLs due at the run's start, within the `caps`."""
+    return scoring_steps(store, scoring, batch_sorted) + choose_frontier(store, 0, caps, lambda output: Step(
         StepName(MRGenerator.STEP, 0), MRGenerator, (URL_FILES,), output, (PartFiles("--seeds-part", store.seeds()),)))
+
+
+def scoring_steps(store: CrawlStore, iterations: int, batch_sorted: bool) -> list[Step]:
+    """PageRank's power iterations over the db's links, each named by its
+    number (frontier/scores.py): what links give each URL, then every
+    URL's new score written into the db; the last one also writes the PLD
+    in-degree store (CrawlStore.pld_indegree)."""
+    steps = []
+    for iteration in range(iterations):
+        last = iteration == iterations - 1
+        ranks = store.rank(iteration, last)
+        steps += [Step(StepName(MRRank.STEP, iteration), MRRank, (URL_FILES,), ranks,
+                       ("--pld-indegree",) if last else ()),
+                  Step(StepName(MRRankUpdate.STEP, iteration), MRRankUpdate, (ALL_FILES,), INTO_DB,
+                       (PartFiles("--batch-part", ranks),) + (("--batch-sorted",) if batch_sorted else ()))]
+    return steps
 
 
 def choose_frontier(store: CrawlStore, layer: int, caps: FrontierCaps, writer) -> list[Step]:
@@ -143,6 +170,14 @@ def choose_frontier(store: CrawlStore, layer: int, caps: FrontierCaps, writer) -
     def step(job, output, options=()):
         return Step(StepName(job.STEP, layer), job, (chosen,), output, tuple(options))
 
+    if caps.pld_budget is not None:
+        # The run's earlier frontiers say what each PLD has spent of its budget.
+        earlier = tuple(store.frontier(before) for before in range(layer))
+        output = store.budgeted(layer) if caps.per_host is not None or caps.per_layer is not None else store.frontier(layer)
+        # The scoring step's PLD in-degree store: none on a run that scored nothing, every in-degree 0.
+        steps.append(Step(StepName(MRPldBudget.STEP, layer), MRPldBudget, (chosen, *earlier), output,
+                          (PartFiles("--pld-part", store.pld_indegree()),)))
+        chosen = output
     if caps.per_host is not None:
         steps.append(step(MRHostCap, store.host_capped(layer) if caps.per_layer is not None else store.frontier(layer)))
         chosen = steps[-1].output
@@ -153,12 +188,15 @@ def choose_frontier(store: CrawlStore, layer: int, caps: FrontierCaps, writer) -
 
 
 def layer_steps(store: CrawlStore, layer: int, last: bool, batch_sorted: bool,
-                caps: FrontierCaps = FrontierCaps()) -> list[Step]:
+                caps: FrontierCaps = FrontierCaps(), new_url_score: float | None = None) -> list[Step]:
     """One layer: fetch and parse it, merge what it found into the crawl db
     (sort the batch, find the duplicates among its pages, then merge both
     into each partition), and, unless it is the last, read the next layer's
     frontier out of the db, within the `caps`.  `batch_sorted`: the runner writes a reduce
-    task's output sorted by key (launcher.RunnerSettings.sorts_reduce_output)."""
+    task's output sorted by key (launcher.RunnerSettings.sorts_reduce_output).
+    `new_url_score`: the start score of a URL new to the db, from which
+    DbUpdate gives the URLs first seen on the run provisional scores
+    (scores.new_url_score); None: none."""
     frontier, docs, outlinks = store.frontier(layer), store.docs(layer), store.outlinks(layer)
     batch = (PartFiles("--batch-part", store.db_batch(layer)),) + (("--batch-sorted",) if batch_sorted else ())
     duplicates = (PartFiles("--duplicates-part", store.duplicates(layer)),)
@@ -171,7 +209,8 @@ def layer_steps(store: CrawlStore, layer: int, last: bool, batch_sorted: bool,
         step(MRParser, [docs], outlinks),
         step(MRDbBatch, [frontier, docs, outlinks], store.db_batch(layer)),
         step(MRDedup, [DIGEST_FILES], store.duplicates(layer), batch),
-        step(MRDbUpdate, [ALL_FILES], INTO_DB, batch + duplicates),
+        step(MRDbUpdate, [ALL_FILES], INTO_DB, batch + duplicates
+             + (() if new_url_score is None else ("--new-url-score", repr(new_url_score)))),
     ]
     if not last:
         steps += choose_frontier(store, layer + 1, caps, lambda output: step(MROptimizer, [URL_FILES], output))
@@ -191,9 +230,9 @@ def run_end(store: CrawlStore, layers: int, started_at: str) -> list[Step]:
 
 
 def whole_plan(store: CrawlStore, depth: int, started_at: str, batch_sorted: bool = True,
-               caps: FrontierCaps = FrontierCaps()) -> list[Step]:
+               caps: FrontierCaps = FrontierCaps(), scoring: int = 0) -> list[Step]:
     """Every step of a crawl of `depth` layers whose frontiers never run dry."""
-    steps = run_start(store, caps)
+    steps = run_start(store, caps, scoring, batch_sorted)
     for layer in range(depth):
         steps += layer_steps(store, layer, last=layer == depth - 1, batch_sorted=batch_sorted, caps=caps)
     return steps + run_end(store, depth, started_at)

@@ -8,21 +8,27 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 
 import pytest
+import requests
 
 from mrcrawl.bench.__main__ import SCENARIOS, combine, parse_args
+from mrcrawl.bench.ordering import OrderingWebSpec, link_graph, pagerank
 from mrcrawl.bench.scenarios import QUICK, ROW_KEYS
-from mrcrawl.bench.web import BenchWebSpec, pages_per_host
+from mrcrawl.bench.web import BenchWeb, BenchWebSpec, pages_per_host
+from mrcrawl.config import ORDERS
+
+HREF = re.compile(r'href="([^"]+)"')
 
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
     report = tmp_path_factory.mktemp("bench") / "bench.json"
     result = subprocess.run([sys.executable, "-m", "mrcrawl.bench", "--quick", "--json", str(report)],
-                            capture_output=True, text=True, timeout=600)
+                            capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout, json.loads(report.read_text(encoding="utf-8"))
 
@@ -134,6 +140,72 @@ def test_db_update_and_the_resort_leave_the_same_records(quick_run):
         assert ours["ratio_to_resort"] == pytest.approx(ours["wall_s"] / resort["wall_s"])
         assert ours["urls_growth"] == sizes[-1] / sizes[0]
         assert ours["time_growth"] == pytest.approx(partitioned[-1]["wall_s"] / partitioned[0]["wall_s"])
+
+
+def test_db_update_with_scores_adds_the_link_store_and_the_pagerank_iterations(quick_run):
+    stdout, result = quick_run
+    scored = rows_named(result, "db-update scoring")
+    resorts = {row["urls"]: row for row in rows_named(result, "db-update re-sort")}
+    assert [row["urls"] for row in scored] == list(QUICK.db_update_sizes)
+    for row in scored:
+        assert row["iterations"] >= 1 and row["links_s"] > 0 and row["scores_s"] > 0
+        assert row["wall_s"] == pytest.approx(row["update_s"] + row["links_s"] + row["scores_s"])
+        assert row["ratio_to_resort"] == pytest.approx(row["wall_s"] / resorts[row["urls"]]["wall_s"])
+        assert row["rss_growth"] == pytest.approx(scored[-1]["peak_rss_mb"] / scored[0]["peak_rss_mb"])
+    assert "db-update scoring:" in stdout
+
+
+def test_ordering_reports_each_order_with_and_without_star(quick_run):
+    stdout, result = quick_run
+    rows = rows_named(result, "ordering")
+    assert sorted((row["order"], row["star"]) for row in rows) == sorted(
+        (order, star) for order in ORDERS for star in (False, True))
+    marks = QUICK.ordering_marks
+    for row in rows:
+        assert row["name"] == f"ordering {row['order']}" + (" STAR" if row["star"] else "")
+        assert row["pages"] == min(row["fetches"], marks[-1]) and row["fetches"] > QUICK.ordering_seeds
+        assert row["important"] == QUICK.ordering_pages // 100
+        shares = [row["important_at"][str(mark)] for mark in marks]
+        assert 0 < shares[0] and shares == sorted(shares) and shares[-1] <= 1
+        assert 0 <= row["farm_share"] == row["farm_fetches"] / row["pages"] < 1
+        # Every URL a fetched page links has a db record.
+        assert row["linked_urls"] > row["fetches"] and row["unrecorded_links"] == 0, row
+        bfs = next(other for other in rows if other["order"] == "bfs" and other["star"] == row["star"])
+        first = str(marks[0])
+        assert row["ratio_to_bfs"] == pytest.approx(row["important_at"][first] / bfs["important_at"][first])
+        assert f"{row['name']}: {row['fetches']:,} fetches" in stdout
+
+
+def test_the_ordering_web_has_a_power_law_and_one_link_into_its_farm():
+    spec = OrderingWebSpec(hosts=20, pages=2_000, farm_pages=500)
+    graph = link_graph(spec)
+    assert graph == link_graph(OrderingWebSpec(hosts=20, pages=2_000, farm_pages=500))  # drawn from the seed
+    assert graph.pages == 2_000 and graph.page_counts == pages_per_host(
+        BenchWebSpec(hosts=20, pages=2_000, distribution="zipf"))
+    indegree = [0] * graph.pages
+    for page in range(graph.pages):
+        targets = list(graph.out(page))
+        assert page not in targets and len(targets) == len(set(targets))
+        for target in targets:
+            indegree[target] += 1
+    ranked = sorted(indegree, reverse=True)
+    # Zipf in-degrees: the top 1% of the pages hold far more than 1% of the links.
+    assert sum(ranked[:20]) > 0.1 * sum(ranked)
+    scores = pagerank(graph)
+    assert sum(scores) == pytest.approx(1.0)
+    assert max(range(graph.pages), key=scores.__getitem__) in graph.first_page  # a home page leads
+    with BenchWeb(spec) as web, requests.Session() as session:
+        model = web.model
+        into_farm = []
+        for page in range(graph.pages):
+            links = HREF.findall(session.get(model.url(page), timeout=5).text) if page % 97 == 0 else model.links(page)
+            assert links == model.links(page)
+            into_farm += [(page, link) for link in links if model.is_farm(link)]
+        assert into_farm == [(graph.first_page[0], model.farm_url(0))]
+        farm_links = HREF.findall(session.get(model.farm_url(7), timeout=5).text)
+        assert farm_links and all(model.is_farm(link) and link != model.farm_url(7) for link in farm_links)
+        assert session.get(model.farm_url(spec.farm_pages), timeout=5).status_code == 404
+        assert session.get(model.url(graph.pages - 1), timeout=5).status_code == 200
 
 
 def test_repeated_runs_combine_into_medians_and_the_worst_politeness():

@@ -32,7 +32,8 @@ CONSOLE_SCRIPT = Path(sys.executable).parent / "mrcrawl"  # as pip installs it (
 # argparse wraps help to the terminal's width: the same width here and in the documentation.
 HELP_ENV = {**os.environ, "COLUMNS": "100"}
 # Every help page a user can ask for: the command's, each command's, and each of their commands'.
-HELP_PAGES = [(), ("crawl",), ("export",), ("report",), ("db",), ("db", "stats"), ("db", "get"), ("db", "dump"),
+HELP_PAGES = [(), ("crawl",), ("export",), ("report",), ("db",), ("db", "stats"), ("db", "top"), ("db", "get"), ("db", "inlinks"),
+              ("db", "dump"),
               ("inject",), ("show",), ("parsechecker",),
               ("bench",), ("testweb",), ("testweb", "serve"), ("testweb", "demo")]
 MARKER = re.compile(r"^<!-- help: (mrcrawl[a-z ]*) -->$")

@@ -219,9 +219,9 @@ def expected_stores(root: str, caps: FrontierCaps = FrontierCaps()) -> dict[str,
     if caps:
         return expected_capped_stores(root)
     layers = range(LAYER + 1)
-    # The db's jobs read its partition files, each named: the URL partitions, then the digest index's.
-    db_files = [f"{root}/db/gen-000000/part-{n:05d}" for n in range(2 * DB_PARTITIONS)]
-    url_files, digest_files = db_files[:DB_PARTITIONS], db_files[DB_PARTITIONS:]
+    # The db's jobs read its partition files, each named: the URL partitions, the digest index's, the link store's.
+    db_files = [f"{root}/db/gen-000000/part-{n:05d}" for n in range(3 * DB_PARTITIONS)]
+    url_files, digest_files = db_files[:DB_PARTITIONS], db_files[DB_PARTITIONS:2 * DB_PARTITIONS]
     return {
         "generate": (url_files, f"{root}/in/0"),
         "crawl": ([f"{root}/in/{LAYER}"], f"{root}/doc/{LAYER}"),

@@ -15,6 +15,7 @@ from crawl_support import driver_command, write_inputs
 from mrcrawl.config import (
     ConfigError,
     CrawlConfig,
+    PldBudget,
     RevisitConfig,
     Setting,
     config_with_settings,
@@ -263,7 +264,7 @@ def test_the_revisit_policy_is_the_config_s_in_seconds():
 
 # ---- each key declared once ----------------------------------------------------
 
-SECTIONS = (CrawlConfig, RevisitConfig)
+SECTIONS = (CrawlConfig, RevisitConfig, PldBudget)
 # The one key a file may give that is no field: the loader makes the User-Agent of it.
 INPUT_ONLY = {"contact"}
 
@@ -322,9 +323,11 @@ def test_the_settings_table_lists_every_key_with_its_default():
     keys = [row[0].strip("`") for row in rows]
     top_level = field_names(CrawlConfig) | INPUT_ONLY
     assert set(keys[:len(top_level)]) == top_level
-    assert keys[len(top_level):] == [f"revisit.{field.name}" for field in dataclasses.fields(RevisitConfig)]
+    assert keys[len(top_level):] == [f"{prefix}{field.name}" for section, prefix in
+                                     ((RevisitConfig, "revisit."), (PldBudget, "pld_budget."))
+                                     for field in dataclasses.fields(section)]
     defaults = dict(zip(keys, (row[1] for row in rows)))
-    for section, prefix in ((CrawlConfig, ""), (RevisitConfig, "revisit.")):
+    for section, prefix in ((CrawlConfig, ""), (RevisitConfig, "revisit."), (PldBudget, "pld_budget.")):
         settings = settings_of(section)
         for field in dataclasses.fields(section):
             default, shown = default_of(field), defaults[prefix + field.name]
@@ -505,3 +508,25 @@ def test_a_resume_with_a_changed_url_allow_names_the_values(tmp_path):
         f"{path}: url_allow: differs from the config of the crawl in {output}: "
         "url_allow ('^http://127\\\\.0\\\\.0\\\\.3:9/' added here); "
         "resume with the same config, or crawl into another --output"]
+
+
+@pytest.mark.parametrize("text, key, says", [
+    ("pld_budget: {floor: 2, per_linking_pld: 1, ceiling: 9}\n", "pld_budget.ceiling", "unknown key"),
+    ("pld_budget: {floor: 2}\n", "pld_budget.per_linking_pld", "is required"),
+    ("pld_budget: {floor: -1, per_linking_pld: 1}\n", "pld_budget.floor", "a whole number >= 0"),
+    ("pld_budget: {floor: 1.5, per_linking_pld: 1}\n", "pld_budget.floor", "a whole number >= 0"),
+    ("pld_budget: 10\n", "pld_budget", "a mapping {floor: F, per_linking_pld: K}"),
+])
+def test_a_bad_pld_budget_is_refused_naming_the_key(tmp_path, text, key, says):
+    message = config_error(write_config(tmp_path, "user_agent: a/1\n" + text), {})
+    assert f": {key}: " in message and says in message, message
+
+
+def test_a_pld_budget_is_read_and_round_trips_through_json(tmp_path):
+    assert load_config(write_config(tmp_path, "user_agent: a/1\n"), {}).pld_budget is None
+    config = load_config(write_config(tmp_path, "user_agent: a/1\npld_budget: {floor: 20, per_linking_pld: 5}\n"), {})
+    assert config.pld_budget == PldBudget(floor=20, per_linking_pld=5)
+    assert CrawlConfig.from_json(config.to_json()) == config
+    with_s = load_config(write_config(tmp_path, "user_agent: a/1\n"), {},
+                         settings={"pld_budget.floor": 3, "pld_budget.per_linking_pld": 0})
+    assert with_s.pld_budget == PldBudget(floor=3, per_linking_pld=0)

@@ -24,6 +24,7 @@ from crawl_support import crawl, layer_docs, read_records, write_inputs
 from jobs.db_batch import MRDbBatch
 from jobs.db_update import MRDbUpdate
 from jobs.dedup import MRDedup
+from mrcrawl.config import CrawlConfig
 from mrcrawl.frontier import crawldb
 from mrcrawl.mr.onewave import WRAPPER_LOCK
 from mrcrawl.frontier.crawldb import (
@@ -42,6 +43,7 @@ from mrcrawl.frontier.crawldb import (
     partition_path,
     read_db,
 )
+from mrcrawl.frontier.scores import new_url_score
 from mrcrawl.store.crawl_reader import read_part
 from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.protocols import Utf8JsonProtocol
@@ -94,8 +96,12 @@ def update(db: Path, crawl_dir: Path, layer: int, runner: str, scratch: Path, ba
     batch_parts += ["--batch-sorted"] if batch_sorted else []
     run_job(MRDedup, runner, crawl_dir, layer, crawl_db.digest_files(), duplicates, *batch_parts, partitions=partitions)
     duplicate_parts = [arg for part in parts(duplicates) for arg in ("--duplicates-part", str(part))]
+    # The start score of the run's new URLs, as the driver gives it (frontier/scores.py).
+    config = CrawlConfig.from_dict(json.loads((crawl_dir / "config.json").read_text()))
+    start = new_url_score(config, crawl_db, RUN)
+    scoring = ["--new-url-score", repr(start)] if start is not None else []
     run_job(MRDbUpdate, runner, crawl_dir, layer, crawl_db.files(), crawl_db.next_dir(), *batch_parts, *duplicate_parts,
-            partitions=partitions)
+            *scoring, partitions=partitions)
     crawl_db.commit(f"{RUN} dbupdate/{layer}")
     return db
 
@@ -104,7 +110,8 @@ def partition_lines(db: Path, digests: bool = False) -> dict[int, list[bytes]]:
     """The lines of each URL partition file (or each digest partition file)."""
     crawl_db = CrawlDb(CrawlStore(db))
     files = parts(Path(crawl_db.current_dir()))
-    assert [part.name for part in files] == [f"part-{n:05d}" for n in range(2 * crawl_db.partitions)]
+    # URL, digest and link partitions (the link store's own tests: tests/test_link_store.py)
+    assert [part.name for part in files] == [f"part-{n:05d}" for n in range(3 * crawl_db.partitions)]
     chosen = crawl_db.digest_files() if digests else crawl_db.partition_files()
     return {n: Path(part).read_bytes().splitlines() for n, part in enumerate(chosen)}
 

@@ -352,6 +352,7 @@ EXPECTED_COLUMNS = [
     ("error", pa.string(), True),
     ("error_kind", pa.dictionary(pa.int32(), pa.string()), True),
     ("db_status", pa.dictionary(pa.int32(), pa.string()), True),
+    ("score", pa.float64(), True),
 ]
 
 

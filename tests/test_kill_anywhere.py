@@ -164,7 +164,7 @@ MOMENT_ORDER = ("between steps", "inside", "written, not committed", "half repla
 def moments(step: str) -> list[str]:
     """The kinds of moment a step has."""
     kinds = ["between steps", "inside", "written, not committed"]
-    if step.startswith("dbupdate/"):
+    if step.startswith(("dbupdate/", "rankupdate/")):  # a step whose output is the db's next generation
         kinds.append("db committed")
     else:
         kinds.append("half replaced")

@@ -84,6 +84,14 @@ def test_attributes_and_children_of_a_plain_page():
     assert page.findtext("content") == "Body."
 
 
+def test_score_only_when_the_db_had_scored_the_page():
+    for score in (0.0123, 1.5e-05, 0.1 + 0.2):
+        _, page = render("<title>t</title>", score=score)
+        assert list(page.attrib)[-1] == "score" and float(page.get("score")) == score
+    _, page = render("<title>t</title>", score=None)
+    assert "score" not in page.attrib
+
+
 def test_redirect_from_only_after_a_redirect():
     _, page = render("<title>t</title>", redirect_from="http://127.0.0.3:8080/old")
     assert list(page.attrib)[:2] == ["url", "redirect_from"]

@@ -51,8 +51,12 @@ def sections(text: str) -> dict[str, tuple[str, list[str]]]:
 
 
 def without_fetch_time(xml: str) -> etree._Element:
+    """A page's XML without what the fetch's moment and the crawl db gave
+    it: its fetch time, and the score its db record had (parsechecker reads
+    no db)."""
     page = etree.fromstring(xml.encode("utf-8"))
     del page.attrib["fetched_at"]
+    page.attrib.pop("score", None)
     return page
 
 

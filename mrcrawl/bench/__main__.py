@@ -12,6 +12,7 @@ Scenarios, run on a synthetic loopback web (scenarios.py, web.py):
   memory            peak RSS of one Crawler reducer task, 20,000 and 200,000 URLs
   db-update         a layer's crawl db update at 1M and 10M URLs, vs Nutch's full re-sort
   week              seven daily runs on one crawl db over a 50-site news web, vs crawls from scratch
+  ordering          important pages reached in 20,000 fetches by each order, with and without STAR, beside a link farm
 
 The README's Benchmark section gives each scenario's sizes and bound.
 
@@ -42,6 +43,9 @@ from pathlib import Path
 
 from mrcrawl.bench import scenarios
 from mrcrawl.bench.db_update import db_update
+from mrcrawl.bench.ordering import RUNNER as ORDERING_RUNNER
+from mrcrawl.bench.ordering import meets_target as ordering_meets_target
+from mrcrawl.bench.ordering import ordering, ordering_note
 from mrcrawl.bench.scenarios import FULL, QUICK
 from mrcrawl.bench.tail import meets_target as tail_meets_target
 from mrcrawl.bench.tail import tail, tail_note
@@ -49,7 +53,7 @@ from mrcrawl.bench.week import FULL_WEEK, QUICK_WEEK, week, week_note
 from mrcrawl.cli import run_command
 from mrcrawl.logs import add_verbosity_options, configure_logging
 
-SCENARIOS = ("fetch-uniform", "fetch-politeness", "tail", "pipeline", "parse", "memory", "db-update", "week")
+SCENARIOS = ("fetch-uniform", "fetch-politeness", "tail", "pipeline", "parse", "memory", "db-update", "week", "ordering")
 
 # The targets, by (row name pattern, runner or None for any): (description, check on a row).
 TARGETS = {
@@ -69,6 +73,8 @@ TARGETS = {
     ("week total", None): ("≤ 0.20× fresh crawls, recall 1.0 daily",
                            lambda r: r["ratio_to_fresh"] <= 0.20 and r["worst_recall"] == 1.0
                            and r["first_day_as_fresh"]),
+    ("ordering*", None): ("pagerank ≥ 1.5× bfs at the first mark; STAR: farm ≤ 2%; every link recorded",
+                          ordering_meets_target),
 }
 
 
@@ -263,10 +269,14 @@ def notes(rows: list[dict]) -> list[str]:
                          + (f" (largest / smallest size: {row['rss_growth']:.2f}×)" if "rss_growth" in row else ""))
         elif row["name"] == "db-update":
             lines.append(db_update_note(row, rows))
+        elif row["name"] == "db-update scoring":
+            lines.append(scoring_note(row))
         elif row["name"].startswith("week "):
             lines.append(week_note(row))
         elif row["name"] == "tail":
             lines.append(tail_note(row))
+        elif row["name"].startswith("ordering "):
+            lines.append(ordering_note(row))
         elif row["name"] == "fetch-politeness":
             lines.append(f"fetch-politeness: busiest host {row['busiest_host_pages']} pages, its requests "
                          f"spanned {row['busiest_host_span_s']:.1f} s; bound {row['bound_s']:.1f} s")
@@ -291,6 +301,13 @@ def db_update_note(ours: dict, rows: list[dict]) -> str:
     return line
 
 
+def scoring_note(row: dict) -> str:
+    return (f"db-update scoring: {row['urls']:,} URLs: the update {row['update_s']:.1f} s + the link store "
+            f"{row['links_s']:.1f} s + {row['iterations']} PageRank iterations {row['scores_s']:.1f} s, "
+            f"peak RSS {row['peak_rss_mb']:.0f} MB; {row['ratio_to_resort']:.2f}× the re-sort's time; "
+            f"{row['urls_growth']:g}× the db: {row['time_growth']:.2f}× the time, {row['rss_growth']:.2f}× the peak RSS")
+
+
 def run_scenarios(args, sizes: scenarios.Sizes, work: Path, say) -> list[dict]:
     rows: list[dict] = []
     for name in args.scenarios:
@@ -310,6 +327,8 @@ def run_scenarios(args, sizes: scenarios.Sizes, work: Path, say) -> list[dict]:
             rows += db_update(sizes, work, say)
         elif name == "week":
             rows += week(QUICK_WEEK if args.quick else FULL_WEEK, work, say)
+        elif name == "ordering":
+            rows += ordering(sizes, work, ORDERING_RUNNER, say)
     return rows
 
 

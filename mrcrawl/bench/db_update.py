@@ -14,12 +14,20 @@ The db is news-like: many sites of `urls_per_host` articles each, every
 article fetched once on an earlier run.  It is written straight into sorted
 partition files, one host at a time, so a 10M-URL db is never in memory.
 Its records are what apply_update() makes of the updates DbBatch would have
-made of that fetch (frontier entry, doc record and out record).  The db's digest
-index holds every article's payload digest and content signature.  The
+made of that fetch (frontier entry, doc record and out record): each article
+links ARTICLE_LINKS others of its site, the graph PageRank reads.  The db's digest
+index holds every article's payload digest and content signature, and its
+link store every article's inlinks.  The
 layer is a daily run's first: `fetches` articles the db holds, fetched
 again with new bodies (new digests and signatures: each claims its new
 payload and content and releases its old ones), whose out records link
 `new_urls` articles of their own sites that the db has never seen.
+
+With scores on (a third row), the same update also merges the layer's link
+updates into the link partitions, and the run's PageRank iterations
+(pagerank_iterations of them, each two jobs) run over the db, as the plan
+makes them (plan.scoring_steps) and the driver's launcher runs them
+(bench/step.py).
 """
 from __future__ import annotations
 
@@ -33,7 +41,10 @@ from multiprocessing import Pool
 from pathlib import Path
 
 from mrcrawl.bench.scenarios import CORES, Measured, Sizes, bench_config, fetched_doc, row, run_measured
+from mrcrawl.bench.step import SCORE
 from mrcrawl.config import RevisitConfig, load_config
+from mrcrawl.crawl_dir import crawl_db as open_crawl_db
+from mrcrawl.crawl_dir import open_crawl
 from mrcrawl.frontier.crawldb import (
     CrawlDb,
     create_db,
@@ -53,6 +64,7 @@ from mrcrawl.frontier.db_update import (
     updates_from_entry,
     updates_from_out,
 )
+from mrcrawl.frontier.links import fold_links
 from mrcrawl.mr.launcher import local_task_args
 from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.protocols import Utf8JsonProtocol
@@ -62,6 +74,7 @@ LAYER = 0  # the run's first layer: the pages that were due
 ARTICLE_HOPS = 2  # seed (home page) -> section page -> article
 DAYS_SINCE_LAST_FETCH = 7
 STORED_BODY_BYTES = 100  # only the digest of the earlier fetch's body is kept in the db
+ARTICLE_LINKS = 10  # other articles of its site that a stored article links
 LAYER_BODY_BYTES = 20_000  # as the fetch scenarios' pages: DbBatch reads whole doc records, bodies included
 SECTIONS = ("world", "politics", "business", "technology", "science", "sport", "culture", "opinion")
 SLUG_WORDS = ("council", "budget", "vote", "river", "festival", "minister", "league", "storm", "market",
@@ -138,9 +151,15 @@ def fetched_article(url: str, version: int, body_bytes: int, links: list[str]) -
     return doc, out
 
 
-def stored_record(url: str, run: str, policy: RevisitPolicy) -> dict:
+def linked_articles(article: int, stored: int) -> list[int]:
+    """The articles of its site a stored article links: ARTICLE_LINKS spread over the site, never itself."""
+    targets = ((article + 1 + step * 37 + (article * 7) % 11) % stored for step in range(ARTICLE_LINKS))
+    return list(dict.fromkeys(target for target in targets if target != article))
+
+
+def stored_record(url: str, links: list[str], run: str, policy: RevisitPolicy) -> dict:
     """The db record of an article fetched on the run `run` and not since."""
-    doc, out = fetched_article(url, 0, STORED_BODY_BYTES, [])
+    doc, out = fetched_article(url, 0, STORED_BODY_BYTES, links)
     doc["fetched_at"] = run
     entry = new_frontier_entry(1, False, ARTICLE_HOPS, None)  # of the entry, the db keeps the hops
     updates = chain(updates_from_entry(url, entry, LAYER), updates_from_doc(doc, fetch_part(doc)), updates_from_out(out, url))
@@ -156,8 +175,9 @@ def write_db(directory: Path, news: NewsDb, run: str) -> None:
         hosts_by_partition[partition_of(site_url(host), news.partitions)].append(host)
     unsorted = directory / "digests-unsorted"
     unsorted.mkdir()
-    work = [(partition_path(directory, partition), unsorted / str(partition), news, hosts, run)
-            for partition, hosts in enumerate(hosts_by_partition)]
+    link_files = CrawlDb(CrawlStore(directory)).link_files()
+    work = [(partition_path(directory, partition), Path(link_files[partition]), unsorted / str(partition), news,
+             hosts, run) for partition, hosts in enumerate(hosts_by_partition)]
     # A record takes about 25 µs to make (the update's own functions make
     # it): four minutes for 10M on one core, so every core writes partitions.
     with Pool(CORES) as pool:
@@ -171,24 +191,31 @@ def write_db(directory: Path, news: NewsDb, run: str) -> None:
     shutil.rmtree(unsorted)
 
 
-def _write_partition(work: tuple[Path, Path, NewsDb, list[int], str]) -> None:
-    path, digests_dir, news, hosts, run = work
+def _write_partition(work: tuple[Path, Path, Path, NewsDb, list[int], str]) -> None:
+    path, link_path, digests_dir, news, hosts, run = work
     policy = RevisitPolicy.from_config(RevisitConfig())  # the bench's config sets no revisit keys
     digests_dir.mkdir()
     digest_files = [open(digests_dir / str(number), "wb") for number in range(news.partitions)]
     try:
-        with open(path, "wb") as part:
+        with open(path, "wb") as part, open(link_path, "wb") as link_part:
             # One site's URLs in memory at a time (see site_url).
             for host in sorted(hosts, key=lambda host: key_bytes(site_url(host))):
-                urls = sorted((article_url(host, article) for article in range(news.stored_articles(host))),
-                              key=key_bytes)
-                for url in urls:
-                    record = stored_record(url, run, policy)
+                stored = news.stored_articles(host)
+                urls = {article: article_url(host, article) for article in range(stored)}
+                inlinks: dict[str, list[dict]] = {}
+                for article in sorted(urls, key=lambda article: key_bytes(urls[article])):
+                    url = urls[article]
+                    links = [urls[target] for target in linked_articles(article, stored)]
+                    record = stored_record(url, links, run, policy)
                     part.write(_records.write(url, record) + b"\n")
+                    for target in links:
+                        inlinks.setdefault(target, []).append({"inlinks": [[url, "", run]]})
                     original = {"url": url, "fetched_at": record["fetched_at"]}
                     for key in (record["digest"], signature_key(record["signature"])):
                         digest_files[digest_partition_of(key, news.partitions)].write(
                             _records.write(key, original) + b"\n")
+                for target in sorted(inlinks, key=key_bytes):
+                    link_part.write(_records.write(target, fold_links(inlinks[target])) + b"\n")
     finally:
         for digest_file in digest_files:
             digest_file.close()
@@ -272,7 +299,10 @@ def measure_size(news: NewsDb, directory: Path, say) -> list[dict]:
     write_db(db, news, iso_utc(parse_time(run) - timedelta(days=DAYS_SINCE_LAST_FETCH)))
     layer = write_layer(crawl_dir, news)
     crawl_db = CrawlDb(CrawlStore(db))
-    db_parts, digest_parts = [Path(part) for part in crawl_db.files()], [Path(part) for part in crawl_db.digest_files()]
+    # The URL and digest partitions: the re-sort's way has no link store, so neither has the update it is
+    # compared with; the scoring row adds the link partitions' update.
+    digest_parts = [Path(part) for part in crawl_db.digest_files()]
+    db_parts = [Path(part) for part in crawl_db.partition_files()] + digest_parts
 
     say(f"db-update: {news.fetches:,} fetched and {news.new_urls:,} new URLs into {news.urls:,}: "
         "DbBatch + Dedup + DbUpdate")
@@ -282,21 +312,51 @@ def measure_size(news: NewsDb, directory: Path, say) -> list[dict]:
     dedup = run_job("dedup", directory / "dup", news, None, digest_parts, "--run", run, *batch_parts)
     dup_parts = [arg for part in parts(directory / "dup") for arg in ("--duplicates-part", str(part))]
     merge = run_job("db_update", directory / "merged", news, config, db_parts, "--run", run, *batch_parts, *dup_parts)
-    merged = records_digest(parts(directory / "merged"))
+    # The URL and digest files: the re-sort, as Nutch's updatedb, keeps no link store.
+    merged = records_digest(parts(directory / "merged")[:2 * news.partitions])
     shutil.rmtree(directory / "merged")  # the re-sort needs disk for several copies of the db
 
     say(f"db-update: the same update as a full re-sort of {news.urls:,} URLs and their digests")
     resort = run_job("db_resort", directory / "resorted", news, config, db_parts + layer, "--run", run)
     resorted = records_digest(parts(directory / "resorted"))
+    shutil.rmtree(directory / "resorted")
+
+    link_parts = [Path(part) for part in crawl_db.link_files()]
+    say("db-update: with scores, the layer's links into the link store, then the run's PageRank iterations")
+    links = run_job("db_update", directory / "links-merged", news, config, link_parts, "--run", run,
+                    *batch_parts, *dup_parts)
+    shutil.rmtree(directory / "links-merged")
+    scores, iterations = run_scoring(directory, db)
 
     common = {"urls": news.urls, "fetches": news.fetches, "new_urls": news.new_urls, "partitions": news.partitions,
               "same_records": merged == resorted}
     ours = (batch, dedup, merge)
+    scored = (*ours, links, scores)
     return [row("db-update", "local", wall_s=sum(job.wall_s for job in ours), cpu_s=sum(job.cpu_s for job in ours),
                 peak_rss_mb=max(job.peak_rss_mb for job in ours), batch_s=batch.wall_s, dedup_s=dedup.wall_s,
                 merge_s=merge.wall_s, records=merged[0], **common),
             row("db-update re-sort", "local", wall_s=resort.wall_s, cpu_s=resort.cpu_s,
-                peak_rss_mb=resort.peak_rss_mb, records=resorted[0], **common)]
+                peak_rss_mb=resort.peak_rss_mb, records=resorted[0], **common),
+            row("db-update scoring", "local", wall_s=sum(job.wall_s for job in scored),
+                cpu_s=sum(job.cpu_s for job in scored), peak_rss_mb=max(job.peak_rss_mb for job in scored),
+                update_s=sum(job.wall_s for job in ours), links_s=links.wall_s, scores_s=scores.wall_s,
+                iterations=iterations, **common)]
+
+
+def run_scoring(directory: Path, db: Path) -> tuple[Measured, int]:
+    """The run's PageRank iterations over the db, as the driver runs them
+    (bench/step.py), `-r local`, in a process of their own; and how many."""
+    crawl_dir = directory / "scoring"
+    store = CrawlStore(crawl_dir)
+    config = load_config(bench_config(directory, threads=1, delay=0.0))
+    seeds = [site_url(0)]
+    seed_file = directory / "seeds.txt"
+    seed_file.write_text(seeds[0] + "\n", encoding="utf-8")
+    open_crawl(store, config, str(directory / "bench.yaml"), str(seed_file), str(seed_file), seeds, open_crawl_db(db),
+               now=None, resume=False)
+    os.sync()
+    measured = run_measured(["-m", "mrcrawl.bench.step", str(crawl_dir), SCORE, "--runner", "local"])
+    return measured, config.pagerank_iterations
 
 
 def db_update(sizes: Sizes, work: Path, say) -> list[dict]:
@@ -309,13 +369,14 @@ def db_update(sizes: Sizes, work: Path, say) -> list[dict]:
             rows += measure_size(news, directory, say)
         finally:
             shutil.rmtree(directory, ignore_errors=True)  # gigabytes at the full sizes
-    partitioned = {r["urls"]: r for r in rows if r["name"] == "db-update"}
     resorts = {r["urls"]: r for r in rows if r["name"] == "db-update re-sort"}
-    smallest, largest = partitioned[min(partitioned)], partitioned[max(partitioned)]
-    for size, ours in partitioned.items():
-        # Ratios within this run, as the other scenarios take theirs.
-        ours.update(ratio_to_resort=ours["wall_s"] / resorts[size]["wall_s"],
-                    urls_growth=largest["urls"] / smallest["urls"],
-                    time_growth=largest["wall_s"] / smallest["wall_s"],
-                    rss_growth=largest["peak_rss_mb"] / smallest["peak_rss_mb"])
+    for name in ("db-update", "db-update scoring"):
+        ways = {r["urls"]: r for r in rows if r["name"] == name}
+        smallest, largest = ways[min(ways)], ways[max(ways)]
+        for size, ours in ways.items():
+            # Ratios within this run, as the other scenarios take theirs.
+            ours.update(ratio_to_resort=ours["wall_s"] / resorts[size]["wall_s"],
+                        urls_growth=largest["urls"] / smallest["urls"],
+                        time_growth=largest["wall_s"] / smallest["wall_s"],
+                        rss_growth=largest["peak_rss_mb"] / smallest["peak_rss_mb"])
     return rows

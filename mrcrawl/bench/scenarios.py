@@ -68,6 +68,15 @@ class Sizes:
     db_update_partitions: int = DEFAULT_PARTITIONS  # the crawl db's
     db_update_fetches: int = 100_000  # pages the db holds, fetched again
     db_update_new_urls: int = 100_000  # outlinks the db does not hold
+    # ordering: a web of `ordering_pages` on `ordering_hosts` hosts and a farm as large, crawled from the home pages
+    # of `ordering_seeds` hosts, `ordering_layer_cap` URLs a layer; the fetches are counted up to the last mark.
+    ordering_hosts: int = 1_000
+    ordering_pages: int = 100_000
+    ordering_seeds: int = 200
+    ordering_layer_cap: int = 2_200  # 200 seeds + 9 full layers: 20,000 fetches; one more layer to spare
+    ordering_depth: int = 11
+    ordering_budget: tuple = (100, 20)  # pld_budget's floor and per_linking_pld
+    ordering_marks: tuple = (5_000, 10_000, 20_000)
 
 
 def replace_sizes(sizes: Sizes, changes: dict) -> Sizes:
@@ -82,7 +91,9 @@ FULL = Sizes()
 QUICK = Sizes(hosts=20, pages=600, polite_delay=0.05, pipeline_depth=2, pipeline_delays=(0.0, 0.05), parse_pages=200,
               memory_hosts=50, memory_sizes=(1_000, 4_000),
               db_update_sizes=(20_000, 50_000), db_update_urls_per_host=200, db_update_partitions=4,
-              db_update_fetches=2_000, db_update_new_urls=2_000)
+              db_update_fetches=2_000, db_update_new_urls=2_000,
+              ordering_hosts=40, ordering_pages=3_000, ordering_seeds=10, ordering_layer_cap=200, ordering_depth=4,
+              ordering_budget=(10, 2), ordering_marks=(150, 300, 600))
 
 
 # ---- measuring a process -------------------------------------------------------
@@ -381,7 +392,8 @@ def memory(sizes: Sizes, work: Path, say) -> list[dict]:
             # The reducer's input as Hadoop streaming hands it over: internal
             # protocol lines, sorted, so a host's URLs arrive together.
             entry = new_frontier_entry(OTHER_RANK, False, None, None)
-            lines = sorted(_records.write(host_key(url), [entry["rank"], url, entry]) for url in urls)
+            # As the Crawler's mapper keys them: rank, order key (none: the layer is not ordered), URL, entry.
+            lines = sorted(_records.write(host_key(url), [entry["rank"], "", url, entry]) for url in urls)
             reducer_input = directory / "reducer-input"
             reducer_input.write_bytes(b"\n".join(lines) + b"\n")
             web.clear_log()

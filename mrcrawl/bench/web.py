@@ -25,6 +25,7 @@ comparable with the crawler's (time.monotonic is system-wide on Linux).
 from __future__ import annotations
 
 import asyncio
+import importlib
 import ipaddress
 import itertools
 import json
@@ -77,6 +78,14 @@ class BenchWebSpec:
         if not 0.0 <= self.cross_host_share <= 1.0:
             raise ValueError("cross_host_share must be between 0 and 1")
         host_address(self.hosts - 1)  # fails early when the hosts do not fit in 127.0.0.0/8
+
+    # What the server process asks of a spec; another web (ordering.py's) is another spec with these two.
+    def addresses(self) -> list[str]:
+        """The loopback addresses its hosts are served on."""
+        return [host_address(i) for i in range(self.hosts)]
+
+    def model(self, port: int) -> "BenchWebModel":
+        return BenchWebModel(self, port)
 
 
 def host_address(index: int) -> str:
@@ -188,16 +197,30 @@ class BenchWebModel:
 
     def respond(self, address: str, path: str) -> tuple[int, bytes, bytes]:
         """(status, content type, body) for a request to `address`."""
-        host = self._host_index.get(address)
-        if host is None:
-            return 404, b"text/plain", b"not a host of this web\n"
-        if path == "/robots.txt":
-            return 200, b"text/plain", ROBOTS_TXT
-        if path.startswith("/p/") and path.endswith(".html"):
-            number = path[3:-5]
-            if number.isdigit() and int(number) < self.page_counts[host] and str(int(number)) == number:
-                return 200, b"text/html; charset=utf-8", self.body(host, int(number))
+        return respond_to(self._host_index.get(address), path, self.page_counts.__getitem__, self.body)
+
+
+def respond_to(host: int | None, path: str, pages_of, body_of) -> tuple[int, bytes, bytes]:
+    """(status, content type, body) of a bench web's host `host` (None: not
+    one of the web's) for `path`: robots.txt, page k (/p/k.html) when
+    k < pages_of(host), as body_of(host, k), or a 404."""
+    if host is None:
+        return 404, b"text/plain", b"not a host of this web\n"
+    if path == "/robots.txt":
+        return 200, b"text/plain", ROBOTS_TXT
+    number = page_number(path, pages_of(host))
+    if number is None:
         return 404, b"text/plain", b"no such page\n"
+    return 200, b"text/html; charset=utf-8", body_of(host, number)
+
+
+def page_number(path: str, pages: int) -> int | None:
+    """The page k a path /p/k.html names, when the host has more than k `pages`; else None."""
+    if path.startswith("/p/") and path.endswith(".html"):
+        number = path[3:-5]
+        if number.isdigit() and str(int(number)) == number and int(number) < pages:
+            return int(number)
+    return None
 
 
 # -- the server process ------------------------------------------------------------
@@ -335,10 +358,10 @@ class _Connection(asyncio.Protocol):
         # A request still waiting out its latency is recorded when _answer runs.
 
 
-async def _serve(spec: BenchWebSpec, pipe) -> None:
+async def _serve(spec, pipe) -> None:
     loop = asyncio.get_running_loop()
-    port, sockets = bind_same_port([host_address(i) for i in range(spec.hosts)])
-    server = _Server(BenchWebModel(spec, port))
+    port, sockets = bind_same_port(spec.addresses())
+    server = _Server(spec.model(port))
     listeners = [await loop.create_server(lambda: _Connection(server), sock=sock, backlog=1024)
                  for sock in sockets]
     stopped = loop.create_future()
@@ -375,11 +398,14 @@ async def _serve(spec: BenchWebSpec, pipe) -> None:
 
 
 def _server_main(argv: list[str]) -> None:
-    """The server process: `python -m mrcrawl.bench.web SPEC_JSON PIPE_FD`."""
-    spec_json, pipe_fd = argv
+    """The server process: `python -m mrcrawl.bench.web SPEC_CLASS SPEC_JSON PIPE_FD`,
+    SPEC_CLASS as module:name."""
+    spec_class, spec_json, pipe_fd = argv
+    module, name = spec_class.split(":")
     pipe = multiprocessing.connection.Connection(int(pipe_fd))
     try:
-        asyncio.run(_serve(BenchWebSpec(**json.loads(spec_json)), pipe))
+        spec = getattr(importlib.import_module(module), name)(**json.loads(spec_json))
+        asyncio.run(_serve(spec, pipe))
     except BaseException as error:
         try:
             pipe.send(("error", f"{type(error).__name__}: {error}"))
@@ -394,7 +420,8 @@ class BenchWeb:
     """Starts the server process for `spec` and talks to it. Use as a context
     manager, or start()/stop()."""
 
-    def __init__(self, spec: BenchWebSpec | None = None):
+    def __init__(self, spec=None):
+        """`spec`: a BenchWebSpec, or another web's spec with its addresses() and model(port)."""
         self.spec = spec or BenchWebSpec()
         self.model: BenchWebModel | None = None
         self.process = None
@@ -424,7 +451,8 @@ class BenchWeb:
         # caller's main module.  A socket pair carries commands and the log.
         parent_end, child_end = socket.socketpair()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "mrcrawl.bench.web", json.dumps(asdict(self.spec)), str(child_end.fileno())],
+            [sys.executable, "-m", "mrcrawl.bench.web", f"{type(self.spec).__module__}:{type(self.spec).__qualname__}",
+             json.dumps(asdict(self.spec)), str(child_end.fileno())],
             pass_fds=[child_end.fileno()], stdin=subprocess.DEVNULL)
         child_end.close()
         self._pipe = multiprocessing.connection.Connection(parent_end.detach())
@@ -432,7 +460,7 @@ class BenchWeb:
         if kind != "ready":
             self.stop()
             raise RuntimeError(f"the bench web did not start: {value}")
-        self.model = BenchWebModel(self.spec, value)
+        self.model = self.spec.model(value)
         return self
 
     def request_log(self, idle_timeout: float = 5.0) -> list[LogEntry]:

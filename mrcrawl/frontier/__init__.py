@@ -16,7 +16,9 @@
 - merge.py: the Merge job's rule for which of a final URL's records, one per
   layer that reached it, is kept;
 - waiting.py: what waits in the db, per pay-level domain: the URLs
-  deferred, by cap, and trapped, by guard (db stats and the report).
+  deferred, by cap, and trapped, by guard (db stats and the report);
+- score_spread.py: how the db's scores spread, and the URLs of the highest
+  scores (db top, db stats and the report).
 
 Imports: page, store and config.  Never fetch, and never mrjob.
 """

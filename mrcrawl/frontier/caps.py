@@ -25,9 +25,9 @@ that DbBatch records why it waits (db_update.updates_from_entry); the
 Crawler passes it over.  Seeds are never held back and count against
 neither cap.
 
-The crawl's order is `bfs`: fewest hops from a seed first, then discovery
-order.  A record's order value (order_value) says both, and its order key
-adds a hash of the URL to break ties:
+The crawl's order is the config's `order`.  Its `bfs` is fewest hops from
+a seed first, then discovery order.  A record's order value (order_value)
+says both, and its order key adds a hash of the URL to break ties:
 
     <hops - deferrals + 100000, 6 digits>.<found, 3 digits>.<hash, 16 hex digits>
 
@@ -54,17 +54,26 @@ many less one cell's share of an order value (1/4,096 of it).  Which URLs
 stay depends on their keys alone: the same on every runner, however the
 candidates were split into tasks.
 
-Another order (link-based scores) is another order value of the same width
-before the hash: the steps above do not change.
+The link-based orders (frontier/scores.py's scores) are other order values
+before the hash, each of a fixed width, with bfs's value last, to break
+their ties: the steps above do not change.
+
+    pagerank: <0 scored, 1 not><-ln(score) - deferrals * ln 2 + 100, in millionths, 9 digits>.<bfs>
+    indegree: <9999999 - (inlinks + deferrals), 7 digits>.<99999 - inlink_hosts, 5 digits>.<bfs>
+
+A deferral ages a URL there too: it counts as a score twice as high, or as
+one linking page more.  A URL with no score (a seed or an injected URL
+that no run has scored yet) comes after every scored one.
 """
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from mrcrawl.config import CrawlConfig
+from mrcrawl.config import ORDERS, CrawlConfig, PldBudget
 from mrcrawl.store.records import DEFERRED_BY_HOST_CAP, DEFERRED_BY_LAYER_CAP
 
 HOPS_OFFSET = 100_000  # the order value's hops are written plus this, so that they are never negative
@@ -74,40 +83,60 @@ FOUND_ON_EARLIER_RUN = 0
 FOUND_WIDTH = 3
 HASH_DIGITS = 16
 CELL_DIGITS = 3  # of the hash, in a cell: 4,096 cells per order value
+PAGERANK, INDEGREE, BFS = ORDERS
+SCORED, UNSCORED = "0", "1"  # pagerank's first digit: a URL with a score comes before one without
+SCORE_WIDTH = 9  # digits of -ln(score), with SCORE_SCALE's in a unit
+SCORE_SCALE = 10 ** 6  # scores within a millionth of each other's ratio tie, and bfs's value decides
+LOG_OFFSET = 100  # added to -ln(score), so that an aged one is never negative
+DEFERRAL_LOG = math.log(2)  # a deferral counts as a score twice as high
+INLINKS_WIDTH, HOSTS_WIDTH = 7, 5
 
 
 @dataclass(frozen=True)
 class FrontierCaps:
-    """A config's caps on a layer's frontier (None: no cap); false when it sets none."""
+    """A config's caps on a layer's frontier, and its budget per pay-level
+    domain (None: none); false when it sets none."""
 
     per_layer: int | None = None  # max_urls_per_layer
     per_host: int | None = None  # max_urls_per_host
+    pld_budget: PldBudget | None = None  # pld_budget (budgets.py)
 
     @classmethod
     def of(cls, config: CrawlConfig) -> "FrontierCaps":
-        return cls(config.max_urls_per_layer, config.max_urls_per_host)
+        return cls(config.max_urls_per_layer, config.max_urls_per_host, config.pld_budget)
 
     def __bool__(self) -> bool:
-        return self.per_layer is not None or self.per_host is not None
+        return self.per_layer is not None or self.per_host is not None or self.pld_budget is not None
 
 
-def order_value(record: dict, run: str) -> str:
-    """Where a db record's URL stands in the crawl's order (bfs) on the run
+def order_value(record: dict, run: str, order: str = BFS) -> str:
+    """Where a db record's URL stands in the crawl's `order` on the run
     starting at `run`, lower first, as a fixed-width string (see above)."""
+    deferrals = record.get("deferrals") or 0  # a record older than deferrals has none
     hops = UNKNOWN_HOPS if record["hops"] is None else record["hops"]
-    aged = hops - (record.get("deferrals") or 0)  # a record older than deferrals has none
-    aged = min(max(aged, -HOPS_OFFSET), 10 ** HOPS_WIDTH - 1 - HOPS_OFFSET)
+    aged = min(max(hops - deferrals, -HOPS_OFFSET), 10 ** HOPS_WIDTH - 1 - HOPS_OFFSET)
     found = FOUND_ON_EARLIER_RUN if record["first_run"] != run else 1 + (record["first_layer"] or 0)
-    return f"{aged + HOPS_OFFSET:0{HOPS_WIDTH}d}.{min(found, 10 ** FOUND_WIDTH - 1):0{FOUND_WIDTH}d}"
+    bfs = f"{aged + HOPS_OFFSET:0{HOPS_WIDTH}d}.{min(found, 10 ** FOUND_WIDTH - 1):0{FOUND_WIDTH}d}"
+    if order == PAGERANK:
+        score = record.get("score")
+        if score is None or score <= 0:
+            return f"{UNSCORED}{10 ** SCORE_WIDTH - 1}.{bfs}"
+        aged_log = -math.log(score) - deferrals * DEFERRAL_LOG + LOG_OFFSET
+        return f"{SCORED}{min(max(round(aged_log * SCORE_SCALE), 0), 10 ** SCORE_WIDTH - 1):0{SCORE_WIDTH}d}.{bfs}"
+    if order == INDEGREE:
+        inlinks = min((record.get("inlinks") or 0) + deferrals, 10 ** INLINKS_WIDTH - 1)
+        hosts = min(record.get("inlink_hosts") or 0, 10 ** HOSTS_WIDTH - 1)
+        return f"{10 ** INLINKS_WIDTH - 1 - inlinks:0{INLINKS_WIDTH}d}.{10 ** HOSTS_WIDTH - 1 - hosts:0{HOSTS_WIDTH}d}.{bfs}"
+    return bfs
 
 
 def url_hash(url: str) -> str:
     return hashlib.blake2b(url.encode("utf-8"), digest_size=HASH_DIGITS // 2).hexdigest()
 
 
-def order_key(url: str, record: dict, run: str) -> str:
+def order_key(url: str, record: dict, run: str, order: str = BFS) -> str:
     """The URL's order key: its order value, then its hash."""
-    return f"{order_value(record, run)}.{url_hash(url)}"
+    return f"{order_value(record, run, order)}.{url_hash(url)}"
 
 
 def cell_of(key: str) -> str:
@@ -121,8 +150,9 @@ def candidate(entry: dict, key: str | None) -> dict:
 
 
 def frontier_entry(candidate: dict) -> dict:
-    """A candidate as the frontier store holds it: without its order key."""
-    return {field: value for field, value in candidate.items() if field != "order"}
+    """A candidate as the frontier store holds it: with its order key, by
+    which the Crawler takes a host's URLs (within their ranks)."""
+    return candidate
 
 
 def counts(candidate: dict) -> bool:

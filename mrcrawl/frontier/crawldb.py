@@ -2,12 +2,17 @@
 
 A db directory holds one record per URL ever discovered (store/records.py's
 db record) in P URL partition files, a digest index in P digest partition
-files, and `db.json`:
+files, the link store (which pages link to each URL, frontier/links.py) in P
+link partition files, and `db.json`:
 
     DB/db.json                 {"format", "partitions": P, "generation": G, "applied": ..., "runs": ...}
     DB/gen-<G>/part-00000 ..   the URL partitions 0 .. P-1
     DB/gen-<G>/part-<P> ..     the digest partitions 0 .. P-1, as files P .. 2P-1
+    DB/gen-<G>/part-<2P> ..    the link partitions 0 .. P-1, as files 2P .. 3P-1
     DB/.lock                   held by the run that works on the db
+
+A db of format 2, written before the link store, has no link files: it is
+read as a db with no links, and upgraded when opened for a run (upgrade()).
 
 A URL lives in the URL partition of a hash of its host, so a host's URLs
 stay together, as IRLbot's DRUM buckets keep them.  The digest index maps
@@ -26,20 +31,22 @@ An update is DRUM's check+update, done as three jobs:
 1. DbBatch folds a layer's frontier, doc and out records into one update per
    URL, keyed with its partition: `"<partition> <url>"`; and the payload
    digests and content signatures the layer fetched into one claim each,
-   keyed `"#<digest partition> <digest or signature>"` (frontier/dedup.py).
+   keyed `"#<digest partition> <digest or signature>"` (frontier/dedup.py);
+   and each page's outlinks into one link update per target, keyed
+   `"@<partition> <target>"` (frontier/links.py).
    Only this batch is shuffled and sorted, never the db.
 2. Dedup (map-only, one task per digest partition file, read whole)
    looks the batch's digests and signatures up in the index and writes
    which fetched URLs repeat another's payload or content: the duplicate
    store.  It writes nothing into the db.
-3. DbUpdate (map-only, one task per partition file of either kind, read
+3. DbUpdate (map-only, one task per partition file of any kind, read
    whole).  A task takes its partition's updates from the batch (found by
    binary search in each sorted batch file, no other line decoded), sorts
    them in memory (one partition of one batch, never the db), and merges
    them into the partition in one
    sequential pass: URL updates, with the duplicates of its URLs, into a
    URL partition; claims into a digest partition, deciding each digest's
-   original exactly as Dedup did.  A record the batch does not touch
+   original exactly as Dedup did; link updates into a link partition.  A record the batch does not touch
    is copied as the bytes it was, undecoded.
 
 Nutch's updatedb instead maps every record of the old CrawlDb and sorts them
@@ -60,7 +67,8 @@ from mrcrawl.store.crawl_reader import read_part
 from mrcrawl.store.crawl_store import CrawlStore, pause_point
 from mrcrawl.store.protocols import Utf8JsonProtocol
 
-DB_FORMAT = 2  # 2: with the digest index
+DB_FORMAT = 3  # 2: with the digest index; 3: with the link store
+LINKLESS_FORMAT = 2  # read as a db with no links; upgrade() makes it DB_FORMAT
 DB_META = "db.json"
 DB_LOCK = ".lock"
 DEFAULT_PARTITIONS = 16
@@ -138,9 +146,15 @@ def partition_number(part_file: str) -> int:
 
 
 def digest_partition_number(part_file: str, partitions: int) -> int | None:
-    """The digest partition a db part file holds, or None for a URL partition's file."""
+    """The digest partition a db part file holds, or None for a URL or link partition's file."""
     number = partition_number(part_file)
-    return number - partitions if number >= partitions else None
+    return number - partitions if partitions <= number < 2 * partitions else None
+
+
+def link_partition_number(part_file: str, partitions: int) -> int | None:
+    """The link partition a db part file holds, or None for a URL or digest partition's file."""
+    number = partition_number(part_file)
+    return number - 2 * partitions if number >= 2 * partitions else None
 
 
 def url_of_batch_key(key: str) -> str:
@@ -339,6 +353,10 @@ def _written(url: str, record: dict | None) -> Iterator[bytes]:
         yield _lines.write(url, record)
 
 
+# The kinds of partition file a db of each format holds: URL, digest, link.
+_FILE_KINDS = {LINKLESS_FORMAT: 2, DB_FORMAT: 3}
+
+
 class NoCrawlDb(Exception):
     """The directory holds no crawl db; the message says what is missing."""
 
@@ -355,10 +373,10 @@ class CrawlDb:
         self._meta: dict | None = None
 
     def create(self, partitions: int = DEFAULT_PARTITIONS) -> None:
-        """An empty db: generation 0 of `partitions` empty URL partition files and as many digest partition files."""
+        """An empty db: generation 0 of `partitions` empty URL partition files, and as many digest and link ones."""
         self.store.make_root()
         self.store.remove(self.generation_dir(0))  # what a create that was killed left, .tmp files and all
-        for partition in range(2 * partitions):
+        for partition in range(_FILE_KINDS[DB_FORMAT] * partitions):
             self.store.write_text(self.store.part_file(self.generation_dir(0), partition), "")
         self._write_meta({"format": DB_FORMAT, "partitions": partitions, "generation": 0, "applied": None})
 
@@ -379,12 +397,32 @@ class CrawlDb:
 
     def digest_files(self) -> list:
         """The current generation's digest partition files, in partition order."""
-        return self.files()[self.partitions:]
+        return self.files()[self.partitions:2 * self.partitions]
+
+    def link_files(self) -> list:
+        """The current generation's link partition files, in partition order; none in a format-2 db."""
+        return self.files()[2 * self.partitions:]
 
     def files(self) -> list:
-        """Every partition file of the current generation: the URL partitions, then the digest partitions."""
+        """Every partition file of the current generation: the URL partitions,
+        then the digest partitions, then the link partitions."""
         current = self.current_dir()
-        return [self.store.part_file(current, number) for number in range(2 * self.partitions)]
+        kinds = _FILE_KINDS[self.meta()["format"]]
+        return [self.store.part_file(current, number) for number in range(kinds * self.partitions)]
+
+    def upgrade(self) -> None:
+        """Make a format-2 db one of DB_FORMAT, before a run writes to it:
+        empty link files into its current generation, then db.json names
+        the format.  A run killed between the two leaves a format-2 db with
+        empty files it does not read, which the next run upgrades again."""
+        meta = self.meta()
+        if meta["format"] == DB_FORMAT:
+            return
+        current = self.current_dir()
+        for number in range(2 * self.partitions, 3 * self.partitions):
+            self.store.write_text(self.store.part_file(current, number), "")
+        pause_point("db upgrading")
+        self._write_meta({**meta, "format": DB_FORMAT})
 
     def _read_meta(self) -> dict:
         """db.json, after checking that it describes a db whose files are all there."""
@@ -400,11 +438,12 @@ class CrawlDb:
             meta = json.loads(self.store.read_text(self.meta_path))
         except (ValueError, UnicodeDecodeError) as error:
             raise NoCrawlDb(f"{self.meta_path}: not a crawl db's {DB_META} ({error})") from None
-        if (not isinstance(meta, dict) or meta.get("format") != DB_FORMAT
+        if (not isinstance(meta, dict) or meta.get("format") not in _FILE_KINDS
                 or not all(isinstance(meta.get(key), int) for key in ("partitions", "generation"))):
-            raise NoCrawlDb(f"{self.meta_path}: not a crawl db of format {DB_FORMAT}")
+            raise NoCrawlDb(f"{self.meta_path}: not a crawl db of format {DB_FORMAT} or {LINKLESS_FORMAT}")
         present = {Path(str(part)).name for part in self.store.parts(self.generation_dir(meta["generation"]))}
-        missing = [n for n in range(2 * meta["partitions"]) if f"part-{n:05d}" not in present]
+        kinds = _FILE_KINDS[meta["format"]]
+        missing = [n for n in range(kinds * meta["partitions"]) if f"part-{n:05d}" not in present]
         if missing:
             raise NoCrawlDb(f"{self.generation_dir(meta['generation'])}: partition file part-{missing[0]:05d} is missing")
         return meta

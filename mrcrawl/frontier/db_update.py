@@ -25,8 +25,10 @@ from typing import Iterable, Iterator
 from mrcrawl.config import RevisitConfig
 from mrcrawl.page.urls import host_key
 from mrcrawl.store.failures import FailureKind, failure_kind
+from mrcrawl.frontier.scores import fold_sightings, is_node, sighting, take_sightings
 from mrcrawl.store.records import (
     BLOCKED,
+    LINKS_FROM_PAGE,
     DEFERRED_BY_TIME_LIMIT,
     DUPLICATE,
     FAILED,
@@ -163,13 +165,19 @@ def updates_from_doc(doc: dict, fetch: dict) -> Iterator[tuple[str, dict]]:
 
 def updates_from_out(out: dict, url: str) -> Iterator[tuple[str, dict]]:
     """(URL, update) for the page of an out record (what the Parser judged of
-    it) and for each of its links: seen on the next layer."""
-    if out.get("signature") is not None:
-        yield url, {"page": {"signature": out["signature"], "hub": out["hub"]}}
+    it, and its outlinks but itself, which the db keeps when the fetch got
+    the page) and for each of its links: seen on the next layer, and linked
+    from this page, with its share of the page's score (scores.sighting)."""
+    if out["type"] == LINKS_FROM_PAGE:
+        page = {"outlinks": [link for link in out["outlinks"] if link != url]}
+        if out.get("signature") is not None:
+            page["page"] = {"signature": out["signature"], "hub": out["hub"]}
+        yield url, page
     hops = out.get("hops")
     seen = {"layer": out["layer"] + 1, "hops": None if hops is None else hops + 1, "seed": False}
+    linked = sighting(url, out) if out["type"] == LINKS_FROM_PAGE else None
     for link in out["outlinks"]:
-        yield link, {"seen": seen}
+        yield link, {"seen": seen, "linked": linked} if linked and link != url else {"seen": seen}
     for link, guard in out.get("trapped") or ():
         yield link, {"seen": seen, "trapped": guard}
 
@@ -203,6 +211,10 @@ def fold(updates: Iterable[dict]) -> dict:
             folded["fetch"] = fetch
         if update.get("page"):
             folded["page"] = update["page"]
+        if update.get("outlinks") is not None:
+            folded["outlinks"] = update["outlinks"]
+        if update.get("linked"):
+            folded["linked"] = fold_sightings(folded.get("linked"), update["linked"])
         for verdict in ("deferred", "trapped"):  # the same on every runner, whatever the order
             if update.get(verdict):
                 folded[verdict] = max(folded.get(verdict) or "", update[verdict])
@@ -223,9 +235,12 @@ def is_transient(fetch: dict) -> bool:
         FailureKind.ROBOTS_DENIED, FailureKind.UNKNOWN)
 
 
-def apply_update(record: dict | None, url: str, update: dict, run: str, layer: int, policy: RevisitPolicy) -> dict:
+def apply_update(record: dict | None, url: str, update: dict, run: str, layer: int, policy: RevisitPolicy,
+                 new_score: float | None = None) -> dict:
     """The URL's db record after this update of `layer`'s batch.  `run` is the
-    start of the run (ISO 8601 UTC) that made it."""
+    start of the run (ISO 8601 UTC) that made it; `new_score` the start score
+    of a URL new to the db (scores.new_url_score), None when the run gives
+    no provisional scores."""
     seen = update.get("seen")
     if record is None:
         record = new_db_record(url, host_key(url))
@@ -233,6 +248,8 @@ def apply_update(record: dict | None, url: str, update: dict, run: str, layer: i
         record["first_layer"] = seen["layer"] if seen else layer
     else:
         record = dict(record)
+    if update.get("linked") and record["first_run"] == run:
+        take_sightings(record, update["linked"], new_score)  # its provisional score, until the next run's scoring
     if seen:
         record["hops"] = _min(record["hops"], seen["hops"])
         if seen["layer"] == layer:  # requested on this layer: a seed of this run, or not
@@ -244,6 +261,7 @@ def apply_update(record: dict | None, url: str, update: dict, run: str, layer: i
     deferred = update.get("deferred")
     if fetch:
         _take_fetch(record, fetch, update.get("page"), update.get("duplicate"), parse_time(run), policy)
+        record["outlinks"] = kept_outlinks(record, fetch["outcome"], update.get("outlinks"))
         record.update(deferred=None, deferrals=0)  # it no longer waits
     elif seen and seen["layer"] == layer:
         # In this layer's frontier and never attempted: the layer's time ran out first.
@@ -255,7 +273,21 @@ def apply_update(record: dict | None, url: str, update: dict, run: str, layer: i
         record["queued"] = queue_mark(run, layer + 1)
     if deferred and not fetch:
         _defer(record, deferred, run, layer)
+    if not is_node(record):
+        record["score"] = None  # no scoring ranks it: a provisional score would stay for good
     return record
+
+
+def kept_outlinks(record: dict, outcome: str, outlinks: list[str] | None) -> list[str] | None:
+    """A db record's `outlinks` after a fetch that ended in `outcome`: the
+    page's (`outlinks`, from its out record) when it was fetched; the earlier
+    fetch's when the server said 304 or the failure is transient (the
+    earlier page stands); none for any other end (gone, a redirect, denied)."""
+    if outcome == FETCHED:
+        return outlinks or []
+    if outcome == NOT_MODIFIED or record["status"] == FAILED:
+        return record["outlinks"]
+    return []
 
 
 def _defer(record: dict, deferred: str, run: str, layer: int) -> None:

@@ -10,7 +10,8 @@ Both read one partition file in one pass.  Each record's due time and queue
 mark are found in its line's bytes, so only the lines that enter the
 frontier are decoded: the db can be far larger than a frontier.  When the
 config caps a layer (caps.py), both write the layer's candidates instead,
-`ordered`: each entry with its order key, which only a record can give.
+`ordered`: each entry with its order key in the crawl's `order`, which
+only a record can give.
 
 A frontier entry's rank orders a host's URLs in the Crawler (lowest first):
 seeds, then hubs, then retries of transient failures, then the rest.
@@ -21,7 +22,7 @@ from typing import Iterable, Iterator
 
 import orjson
 
-from mrcrawl.frontier.caps import candidate, order_key
+from mrcrawl.frontier.caps import BFS, candidate, order_key
 from mrcrawl.frontier.crawldb import join_sorted, key_bytes
 from mrcrawl.frontier.db_update import due_before, queue_mark
 from mrcrawl.store.protocols import Utf8JsonProtocol
@@ -57,15 +58,15 @@ def _due_at(line: bytes) -> bytes | None:
     return line[start:start + _DUE_AT_WIDTH]
 
 
-def _entry(url: str, record: dict, seed: bool, run: str, ordered: bool) -> dict:
+def _entry(url: str, record: dict, seed: bool, run: str, ordered: bool, order: str) -> dict:
     known = {field: record[field] for field in KNOWN_FIELDS} if record["fetch_count"] else None
     rank = SEED_RANK if seed else _rank(record)
-    entry = new_frontier_entry(rank, seed, 0 if seed else record["hops"], known)
-    return candidate(entry, None if seed else order_key(url, record, run)) if ordered else entry
+    entry = new_frontier_entry(rank, seed, 0 if seed else record["hops"], known, score=record["score"])
+    return candidate(entry, None if seed else order_key(url, record, run, order)) if ordered else entry
 
 
 def layer_zero(stored_lines: Iterable[bytes], seeds: list[str], run: str,
-               ordered: bool = False) -> Iterator[tuple[str, dict]]:
+               ordered: bool = False, order: str = BFS) -> Iterator[tuple[str, dict]]:
     """Layer 0's frontier entries of one partition: its seeds (`seeds` holds
     only this partition's) and its due URLs, in the partition's key order."""
     due = due_before(run).encode("ascii")
@@ -77,11 +78,11 @@ def layer_zero(stored_lines: Iterable[bytes], seeds: list[str], run: str,
         due_at = _due_at(line)
         if seed is not None or (due_at is not None and due_at <= due):
             url, record = _lines.read(line)
-            yield url, _entry(url, record, seed is not None, run, ordered)
+            yield url, _entry(url, record, seed is not None, run, ordered, order)
 
 
 def queued_for(stored_lines: Iterable[bytes], run: str, layer: int,
-               ordered: bool = False) -> Iterator[tuple[str, dict]]:
+               ordered: bool = False, order: str = BFS) -> Iterator[tuple[str, dict]]:
     """The frontier entries of one partition that the cycle filter queued for `layer` of `run`."""
     mark = queue_mark(run, layer)
     marked = b'"queued":' + orjson.dumps(mark)  # as the store's compact JSON writes the field
@@ -89,4 +90,4 @@ def queued_for(stored_lines: Iterable[bytes], run: str, layer: int,
         if marked in line:
             url, record = _lines.read(line.rstrip(b"\r\n"))
             if record["queued"] == mark:
-                yield url, _entry(url, record, False, run, ordered)
+                yield url, _entry(url, record, False, run, ordered, order)

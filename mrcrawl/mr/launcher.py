@@ -156,7 +156,7 @@ class Launcher:
 
     def args(self, job_class: type, inputs: list, output, context: JobContext | None, options=()) -> list[str]:
         """The command line of one job for this runner.  `inputs` are stores
-        (directories), or for a job that reads whole files, the files."""
+        (directories) or part files, or for a job that reads whole files, the files."""
         whole_files = getattr(job_class, "READS_WHOLE_FILES", False)
         args = [*self._runner_args, "--output-dir", str(output), *options]
         if whole_files and self.settings.runner == "spark":
@@ -173,8 +173,9 @@ class Launcher:
             args += [str(part) for part in inputs]
         elif self.settings.reads_local_disk_only:
             # These runners, given a directory, read every file in it
-            # (.crc and _SUCCESS too): name the part files.
-            args += [f"{directory}/part-*" for directory in inputs]
+            # (.crc and _SUCCESS too): name the part files.  A part file
+            # given itself (a db partition file, read line by line) is kept.
+            args += [str(place) if is_part_file(place) else f"{place}/part-*" for place in inputs]
         else:
             # Spark and Hadoop read directories and skip their marker files,
             # and Spark cannot expand a local glob.
@@ -200,6 +201,11 @@ class Launcher:
             if getattr(job.options, "spark_whole_files", False):
                 return spark_step_counters(job.options.spark_counters)
             return merge_counters(runner.counters())
+
+
+def is_part_file(place) -> bool:
+    """Whether a job's input is a part file (a store's directory is never named so)."""
+    return str(place).rstrip("/").rsplit("/", 1)[-1].startswith("part-")
 
 
 def spark_step_counters(path: str) -> dict | None:

@@ -76,6 +76,7 @@ INDEX_SCHEMA = pa.schema([
     pa.field("error", pa.string()),
     pa.field("error_kind", _CATEGORY),  # the error's kind (store/failures.py); "unknown" for records older than kinds
     pa.field("db_status", _CATEGORY),  # the URL's status in the crawl db when the index was written
+    pa.field("score", pa.float64()),  # the URL's score in the crawl db when it was queued; null when it had none
 ])
 SORT_KEYS = [("registered_domain", "ascending"), ("host", "ascending"), ("url", "ascending")]
 # The same columns with plain strings, as rows are first gathered.
@@ -117,6 +118,7 @@ def index_row(doc: dict, language: str, outlink_count: int | None, db_status: st
         "error": doc["error"],
         "error_kind": error_kind(doc),
         "db_status": db_status,
+        "score": doc.get("score"),  # records written before scores have no such field
     }
 
 

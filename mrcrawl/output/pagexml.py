@@ -1,7 +1,7 @@
 """One fetched page as one line of XML, for the HtmlToXml job.
 
     <page url="..." [redirect_from="..."] fetched_at="..." encoding="..."
-          language="..." layer="..." digest="sha1:...">
+          language="..." layer="..." digest="sha1:..." [score="..."]>
       <headline>...</headline>
       [<keywords>...</keywords>] [<description>...</description>]
       [<published>...</published>]
@@ -10,7 +10,9 @@
 
 (shown on several lines here; the real document is one line).  `language`
 is the crawl's language.  `digest` is the WARC payload digest of the body
-bytes, so a page in the XML can be matched with its archive record.  The
+bytes, so a page in the XML can be matched with its archive record.
+`score` is the page's score in the crawl db when it was queued (its
+PageRank, as Python writes a float), absent when it had none.  The
 optional elements appear only when the page states them.  What each field
 holds is in mrcrawl.page.metadata, and how the main text is found in
 mrcrawl.page.maintext.
@@ -108,6 +110,8 @@ def page_to_xml(doc: dict, language: str) -> str | None:
     page.set("language", xml_safe(language))
     page.set("layer", str(doc.get("layer")))
     page.set("digest", payload_digest(body))
+    if doc.get("score") is not None:  # records written before scores have no such field
+        page.set("score", repr(float(doc["score"])))
     etree.SubElement(page, "headline").text = xml_safe(headline(root))
     for tag, value in (("keywords", keywords(root)), ("description", description(root)),
                        ("published", published(root))):

@@ -98,10 +98,47 @@ def extract_links(root, page_url: str, encoding: str) -> list[str]:
     `encoding` is the page's codec: non-ASCII query characters are
     percent-encoded in it, as the URL Standard says.
     """
+    return list(dict.fromkeys(url for url, _ in _link_elements(root, page_url, encoding)))
+
+
+def extract_anchored_links(root, page_url: str, encoding: str) -> dict[str, str]:
+    """extract_links()'s URLs, in the same order, each with the anchor text
+    of its first link on the page (anchor_text)."""
+    anchored: dict[str, str] = {}
+    for url, element in _link_elements(root, page_url, encoding):
+        if url not in anchored:
+            anchored[url] = anchor_text(element)
+    return anchored
+
+
+# Nutch keeps the anchors of a page's links for the pages they point to; a
+# longer text is a paragraph wrapped in a link, not a name for its target.
+MAX_ANCHOR_CHARS = 200
+
+
+def anchor_text(element) -> str:
+    """What a link calls its target: the text of an <a>, whitespace collapsed,
+    or the alt text of an image in it when it has none; an <area>'s alt text;
+    "" for a frame, an iframe or a refresh.  At most MAX_ANCHOR_CHARS."""
+    tag = element.tag
+    if tag == "a":
+        text = " ".join("".join(element.itertext()).split())
+        if not text:
+            text = " ".join(" ".join(image.get("alt") or "" for image in element.iter("img")).split())
+    elif tag == "area":
+        text = " ".join((element.get("alt") or "").split())
+    else:
+        text = ""
+    return text[:MAX_ANCHOR_CHARS]
+
+
+def _link_elements(root, page_url: str, encoding: str):
+    """(canonical URL, element) of each link extract_links() reads, in
+    document order, repeats included, until MAX_OUTLINKS distinct URLs."""
     base = base_url(root, page_url, encoding)
     # The Parser's innermost loop, once per link of every page: calls are
-    # inlined for the common <a href>.  The dict keeps the first of repeats.
-    urls: dict[str, None] = {}
+    # inlined for the common <a href>.
+    seen: set[str] = set()
     for element in root.iter(_LINK_TAGS + ("meta",)):
         if element.tag == "a" and element.get("rel") is None:
             target = element.get("href")
@@ -115,7 +152,7 @@ def extract_links(root, page_url: str, encoding: str) -> list[str]:
             url = resolve_relative_link(target, base, encoding)
         if url is None or len(url) > MAX_URL_CHARS:
             continue  # no http(s) URL, or one too long
-        urls[url] = None
-        if len(urls) == MAX_OUTLINKS:
-            break
-    return list(urls)
+        yield url, element
+        seen.add(url)
+        if len(seen) == MAX_OUTLINKS:
+            return

@@ -14,6 +14,9 @@ redirect's target among them (the server gave it, as a page gives a link):
 a link one catches goes into the out record's `trapped`, with the guard,
 instead of its outlinks, so that the crawl db records why it is never
 fetched.
+
+Each outlink of a page has its anchor text in the out record's `anchors`
+(page/links.py's anchor_text), for the crawl db's link store.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from mrcrawl.config import RevisitConfig
 from mrcrawl.page.change import page_signals
 from mrcrawl.page.charset import decode_page
 from mrcrawl.page.html import parse_html
-from mrcrawl.page.links import extract_links
+from mrcrawl.page.links import extract_anchored_links
 from mrcrawl.page.traps import NO_GUARDS, TrapGuards, trap_guard
 from mrcrawl.page.urls import UrlFilter
 from mrcrawl.store.records import FETCHED, LINKS_FROM_PAGE, REDIRECT, REDIRECT_TARGET, new_out
@@ -43,19 +46,21 @@ def out_record(doc: dict, scope: UrlFilter, hub_link_density: float = RevisitCon
         target = doc["redirect_to"]
         links, trapped = _guarded([target] if target and scope.allows(target) else [], guards)
         return new_out(links, REDIRECT_TARGET, doc["layer"], doc["fetched_at"], hops, trapped=trapped)
+    anchored: dict[str, str] = {}
     links, trapped = [], []
     signature = hub = None
     if doc["outcome"] == FETCHED:
         try:
             root = parse_html(decode_page(doc))
             if doc["meta_follow"]:
-                in_scope = filter(scope.allows, extract_links(root, doc["url"], doc["encoding"]))
-                links, trapped = _guarded(in_scope, guards)
+                anchored = extract_anchored_links(root, doc["url"], doc["encoding"])
+                links, trapped = _guarded(filter(scope.allows, anchored), guards)
             signals = page_signals(root)
             signature, hub = signals.signature, signals.is_hub(hub_link_density)
         except Exception:  # one page that breaks the parser must not stop the layer
             log.exception("page %s not read: links, signature or hub judgement missing", doc["url"])
-    return new_out(links, LINKS_FROM_PAGE, doc["layer"], doc["fetched_at"], hops, signature, hub, trapped)
+    return new_out(links, LINKS_FROM_PAGE, doc["layer"], doc["fetched_at"], hops, signature, hub, trapped,
+                   [anchored[link] for link in links], score=doc.get("score"))
 
 
 def _guarded(links, guards: TrapGuards) -> tuple[list[str], list[list[str]]]:

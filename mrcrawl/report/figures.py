@@ -7,7 +7,8 @@ wall time.  A host's URLs of one layer are all in one part file (the
 Crawler's key is the host), so the gaps between its requests are measured
 there and forgotten.  What waits in the crawl db (deferred and trapped URLs)
 is counted per pay-level domain, one partition file at a time
-(frontier/waiting.py).
+(frontier/waiting.py); how the db's scores spread is counted per bucket,
+with its TOP_SCORES URLs of the highest scores (frontier/score_spread.py).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from jobs.generator import MRGenerator
 from jobs.html_to_xml import MRHtmlToXml
 from mrcrawl.frontier.crawldb import RUN_COUNTS, CrawlDb, NoCrawlDb
 from mrcrawl.frontier.db_update import parse_time
+from mrcrawl.frontier.score_spread import ScoreSpread, score_spread
 from mrcrawl.frontier.waiting import WaitingTally, waiting_in
 from mrcrawl.mr.job import JobCounter
 from mrcrawl.page.urls import host_key
@@ -40,6 +42,7 @@ LAYER_STEPS = tuple(job.STEP for job in LAYER_JOBS)
 # Main-text lengths (characters) are counted in these bins: the lower bounds.
 TEXT_LENGTH_BINS = (0, 1, 100, 250, 500, 1000, 2000, 5000, 10000, 20000)
 ERROR_EXAMPLES = 3  # example URLs kept per kind of error
+TOP_SCORES = 20  # the URLs of the highest scores listed
 # A fetch time is written to the millisecond, so a gap read from two of them
 # may be up to 1 ms short of the real one: only a gap shorter by more is flagged.
 TIME_RESOLUTION = 0.001
@@ -119,6 +122,8 @@ class CrawlFigures:
     trend_note: str = ""
     waiting: WaitingTally | None = None  # what waits in the crawl db, per pay-level domain; None: not read
     waiting_note: str = ""  # why it was not read
+    scores: ScoreSpread | None = None  # how the crawl db's scores spread; None: not read
+    scores_note: str = ""  # why they were not read
 
     @property
     def outcomes(self) -> Counter:
@@ -172,6 +177,7 @@ def gather(directory: str | Path, db: str | None = None) -> CrawlFigures:
     figures.result = _result(figures, done)
     _read_trend(figures, explicit_db=db is not None)
     _read_waiting(figures)
+    _read_scores(figures)
     return figures
 
 
@@ -310,3 +316,14 @@ def _read_waiting(figures: CrawlFigures) -> None:
         figures.waiting = waiting_in(figures.db)
     except (NoCrawlDb, OSError) as error:
         figures.waiting_note = f"the crawl db is not readable: {error}"
+
+
+def _read_scores(figures: CrawlFigures) -> None:
+    """How the crawl db's scores spread, and its URLs of the highest scores."""
+    if figures.waiting is None:
+        figures.scores_note = figures.waiting_note  # the db was not read for what waits either, and why
+        return
+    try:
+        figures.scores = score_spread(figures.db, TOP_SCORES)
+    except (NoCrawlDb, OSError) as error:
+        figures.scores_note = f"the crawl db is not readable: {error}"

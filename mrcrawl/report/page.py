@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from html import escape
 
 from mrcrawl.frontier.crawldb import RUN_COUNTS, URLS_ADDED, URLS_FETCHED, URLS_GONE, URLS_NOT_MODIFIED
+from mrcrawl.frontier.score_spread import bucket_label
 from mrcrawl.report.charts import columns, number, stacked_bars
 from mrcrawl.report.figures import LAYER_STEPS, TEXT_LENGTH_BINS, CrawlFigures, StepCount, below_delay
 from mrcrawl.store.records import DEFERRALS, FETCHED, NOT_MODIFIED, OUTCOMES, TRAP_GUARDS
@@ -31,6 +32,7 @@ HOSTS_CHARTED = 25  # the hosts with the most URLs get a bar
 HOSTS_LISTED = 200  # rows of the host table
 TOP_ERRORS = 10
 OTHER_COLOR = "#90a4ae"
+SCORE_COLOR = "#00897b"
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 980px; color: #222; padding: 0 1em; }
@@ -84,7 +86,7 @@ def _table(headers: list[str], rows: list[list], numeric: set[int] = frozenset()
 
 def render(figures: CrawlFigures) -> str:
     sections = [_summary(figures), _layers(figures), _throughput(figures), _hosts(figures), _waiting(figures),
-                _types(figures), _errors(figures), _text_lengths(figures), _trend(figures)]
+                _scores(figures), _types(figures), _errors(figures), _text_lengths(figures), _trend(figures)]
     written = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
@@ -226,6 +228,34 @@ def _waiting(figures: CrawlFigures) -> str:
     more = f"<p>… and {len(ranked) - len(listed)} more pay-level domains.</p>" if len(ranked) > len(listed) else ""
     headers = ["pay-level domain", "deferred", "trapped", *(("html", _codes([reason])) for reason in reasons)]
     return html + _table(headers, rows, numeric=set(range(1, len(reasons) + 3)), table_id="waiting-table") + more
+
+
+def _scores(figures: CrawlFigures) -> str:
+    html = "<h2 id=scores>Scores</h2>"
+    spread = figures.scores
+    if spread is None:
+        return html + f"<p class=note>Not read: {_e(figures.scores_note)}.</p>"
+    if not spread.scored:
+        return html + (f"<p class=note>No URL of the crawl db has a score yet (of {number(spread.urls)} URLs): "
+                       "scores are computed at the start of a run.</p>")
+    buckets = spread.ranked_buckets()
+    chart = columns("chart-scores", "URLs by score / mean score", [bucket_label(bucket) for bucket, _ in buckets],
+                    [("URLs", [float(count) for _, count in buckets], SCORE_COLOR)],
+                    axis="score / mean score: each column from its first value to its second")
+    rows = [[rank, f"{entry.score:.6g}", f"{spread.ratio(entry.score):,.1f}", entry.status,
+             ("html", f"<code>{_e(entry.url)}</code>"), _known(entry.inlinks), _known(entry.inlink_hosts)]
+            for rank, entry in enumerate(spread.top, 1)]
+    return (html + f"<p>{number(spread.scored)} of {number(spread.urls)} URLs of the crawl db scored, as it is when "
+                   f"the report is written; mean score {spread.mean:.6g}. A URL's score over the mean is score × n "
+                   "when the scores sum to 1, as PageRank's do: 1 is the score of every URL if no link counted for "
+                   "more than another.</p>"
+            + chart
+            + _table(["", "score", "× mean", "status", "URL", "inlinks", "linking hosts"], rows,
+                     numeric={0, 1, 2, 5, 6}, table_id="score-table"))
+
+
+def _known(count: int | None) -> str | int:
+    return "—" if count is None else count
 
 
 def _codes(names) -> str:

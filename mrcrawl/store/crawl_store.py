@@ -4,8 +4,11 @@
     DIR/config.json       the checked config, shipped to every job
     DIR/stats.json        per-step counters and timings
     DIR/seeds/            the run's seeds, one URL per line
+    DIR/rank/<I>/         what the links give each URL on iteration I of the run's scoring (frontier/scores.py)
+    DIR/rank/last/        the same of its last iteration, with each pay-level domain's PLD in-degree
     DIR/in/<L>/           frontier of layer L, one frontier entry per URL
     DIR/cand/<L>/         when the config caps a layer: its candidates, frontier entries with their order keys
+    DIR/budget/<L>/       the same within pld_budget, when a cap is set too
     DIR/hostcap/<L>/      the same within max_urls_per_host, when max_urls_per_layer is set too
     DIR/hist/<L>/         the candidates counted by cell of the crawl's order, for max_urls_per_layer
     DIR/doc/<L>/          one doc record per URL attempted on layer L
@@ -70,6 +73,14 @@ class CrawlStore:
     def seeds(self):
         return self.join("seeds")
 
+    def rank(self, iteration: int, last: bool = False):
+        """The store of a scoring iteration's Rank step; the last one's is pld_indegree()."""
+        return self.pld_indegree() if last else self.join("rank", str(iteration))
+
+    def pld_indegree(self):
+        """The run's PLD in-degree store: the last scoring iteration's, `"~<PLD>"` -> {"pld_inlinks": N}."""
+        return self.join("rank", "last")
+
     def db_batch(self, layer: int):
         return self.join("dbbatch", str(layer))
 
@@ -81,6 +92,9 @@ class CrawlStore:
 
     def candidates(self, layer: int):
         return self.join("cand", str(layer))
+
+    def budgeted(self, layer: int):
+        return self.join("budget", str(layer))
 
     def host_capped(self, layer: int):
         return self.join("hostcap", str(layer))

@@ -38,6 +38,7 @@ DOC_FIELDS = (
     "url",  # last URL requested in this fetch (after same-host redirects)
     "requested_url",  # the frontier URL this fetch started from
     "hops",  # links from the nearest seed, as the crawl db knew when it was queued; None if unknown
+    "score",  # the crawl db's score of requested_url when it was queued (FRONTIER_FIELDS), or None
     "known",  # what the crawl db held of requested_url when it was queued (KNOWN_FIELDS), or None
     "redirect_from",  # requested_url when url differs from it, else None
     "redirect_to",  # the other-host target of a `redirect` outcome, else None
@@ -77,12 +78,13 @@ FRONTIER_FIELDS = (
     "hops",  # links from the nearest seed, or None when unknown
     "known",  # the db record's KNOWN_FIELDS, or None for a URL the db has not fetched
     "deferred",  # None for a URL to fetch; for one a cap held back from the layer, the cap (DEFERRALS)
+    "score",  # the db record's score: a fetched page passes a share of it to the URLs it links first seen on the run
 )
 
 
 def new_frontier_entry(rank: int, seed: bool, hops: int | None, known: dict | None,
-                       deferred: str | None = None) -> dict:
-    return {"rank": f"{rank:03d}", "seed": seed, "hops": hops, "known": known, "deferred": deferred}
+                       deferred: str | None = None, score: float | None = None) -> dict:
+    return {"rank": f"{rank:03d}", "seed": seed, "hops": hops, "known": known, "deferred": deferred, "score": score}
 
 
 # A URL's status in the crawl db, as Nutch's CrawlDatum keeps one.  Where a
@@ -95,14 +97,15 @@ FAILED = "failed"  # a transient failure (network, 5xx, 429): retried on a later
 TRAPPED = "trapped"  # linked, and caught by a trap guard (`deferred` names it): never fetched
 DB_STATUSES = (UNFETCHED, FETCHED, NOT_MODIFIED, REDIRECT, GONE, DUPLICATE, ROBOTS_DENIED, BLOCKED, FAILED, TRAPPED)
 
-# Why a URL waits (a db record's `deferred`): the cap that kept it out of a
-# layer's frontier, or the layer's time limit, each named by its config key.
+# Why a URL waits (a db record's `deferred`): the cap or the budget that kept
+# it out of a layer's frontier, or the layer's time limit, each named by its config key.
 # A deferred URL stays as it was (unfetched, or due again) and is offered
 # again on the next run; a seed is never deferred.
 DEFERRED_BY_LAYER_CAP = "max_urls_per_layer"
 DEFERRED_BY_HOST_CAP = "max_urls_per_host"
 DEFERRED_BY_TIME_LIMIT = "max_layer_seconds"
-DEFERRALS = (DEFERRED_BY_LAYER_CAP, DEFERRED_BY_HOST_CAP, DEFERRED_BY_TIME_LIMIT)
+DEFERRED_BY_PLD_BUDGET = "pld_budget"  # its pay-level domain had spent this run's fetches
+DEFERRALS = (DEFERRED_BY_LAYER_CAP, DEFERRED_BY_HOST_CAP, DEFERRED_BY_TIME_LIMIT, DEFERRED_BY_PLD_BUDGET)
 # The trap guards, each named by its config key: a linked URL one catches is
 # `trapped`, with the guard in its `deferred`.
 TRAPPED_BY_LENGTH = "max_url_length"
@@ -133,7 +136,10 @@ DB_FIELDS = (
     "deferrals",  # how many times in a row it was deferred
     "duplicate_of",  # for a duplicate: the URL that held its content when it was last fetched
     "redirect_to",  # for a redirect: the target
-    "score",  # link-based priority: filled in by scoring, None until then
+    "score",  # its PageRank (frontier/scores.py), None until first scored; provisional while first seen on this run
+    "outlinks",  # a fetched page's distinct outlinks but itself, in page order; None when never fetched, [] for none or gone
+    "inlinks",  # distinct pages linking to it (from scoring; provisional while first seen on this run), or None
+    "inlink_hosts",  # distinct hosts linking to it, as inlinks
     "hub",  # True for a page that leads to new URLs (home, section): revisited on every run
     "queued",  # "<run> <layer>": the frontier this run's cycle filter last put it in, or None
 )
@@ -222,6 +228,7 @@ def new_doc(requested_url: str, layer: int, entry: dict | None = None, clock: Ru
         url=requested_url,
         requested_url=requested_url,
         hops=(entry or {}).get("hops"),
+        score=(entry or {}).get("score"),
         known=(entry or {}).get("known"),
         layer=layer,
         fetched_at=clock.now_iso(),
@@ -272,15 +279,27 @@ def payload_digest(body: bytes) -> str:
 
 def new_out(outlinks: list[str], link_type: int, layer: int, timestamp: str,
             hops: int | None = None, signature: str | None = None, hub: bool | None = None,
-            trapped: list | None = None) -> dict:
+            trapped: list | None = None, anchors: list[str] | None = None, score: float | None = None) -> dict:
     """An out record: the links a doc record yields for the next layer, and
     what the Parser judged of the page for the revisit policy (its hops, its
     change signature, whether it is a hub); None where there is no page.
     `trapped` holds the links a trap guard caught, [[url, guard], ...]
     (TRAP_GUARDS): recorded in the db, never fetched.  Records written
-    before trap guards existed have no such field."""
+    before trap guards existed have no such field.  `anchors` is parallel
+    to `outlinks`: each link's anchor text ("" when it has none; out_anchors
+    reads a record written before anchors were kept).  `score` is the
+    page's score as the crawl db knew it (the doc record's), which its
+    links share (frontier/scores.py)."""
     return {"outlinks": outlinks, "type": link_type, "layer": layer, "timestamp": timestamp,
-            "hops": hops, "signature": signature, "hub": hub, "trapped": trapped or []}
+            "hops": hops, "score": score, "signature": signature, "hub": hub, "trapped": trapped or [],
+            "anchors": anchors if anchors is not None else [""] * len(outlinks)}
+
+
+def out_anchors(out: dict) -> list[str]:
+    """An out record's anchors, parallel to its outlinks: "" for each link of
+    a record written before anchors were kept."""
+    anchors = out.get("anchors")
+    return anchors if anchors is not None else [""] * len(out["outlinks"])
 
 
 def error_kind(doc: dict) -> FailureKind | None:

@@ -23,6 +23,15 @@ class Link:
     markup: str | None = None  # literal HTML instead of rendering (odd quoting, case)
 
     @property
+    def anchor(self) -> str | None:
+        """The anchor text a correct extractor gives the link: an <a>'s
+        label, an <area>'s alt, whitespace collapsed, at most 200 characters;
+        "" for an iframe; None for literal markup, whose text is not modelled."""
+        if self.markup is not None:
+            return None
+        return " ".join(self.label.split())[:200] if self.tag in ("a", "area") else ""
+
+    @property
     def followed(self) -> bool:
         nofollow = "nofollow" in (self.rel or "").lower().split()
         return self.expected is not None and not nofollow

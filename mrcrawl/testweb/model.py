@@ -124,6 +124,9 @@ class Page:
     stall_after_headers: bool = False  # stall mid-body instead of before the status line
     redirect_to: str | None = None  # canonical target of the Location header
     links: tuple[str, ...] = ()  # what a correct extractor yields: canonical, in order, before url filters
+    # Parallel to `links`: the anchor text of each link's first occurrence
+    # (None where the page's markup is not modelled); empty when no link is.
+    anchors: tuple[str | None, ...] = ()
     follow: bool = True  # meta robots / X-Robots-Tag allow following links
     index: bool = True  # meta robots / X-Robots-Tag allow indexing
     charset: str | None = None  # WHATWG label of the encoding the body is written in
@@ -196,6 +199,9 @@ class Web:
     # Non-canonical or invalid spellings of seeds, mapped to the canonical URL
     # (None: not an http(s) URL); for seed files that test normalisation.
     seed_spellings: dict[str, str | None]
+    # Hosts whose pages are made when asked for (a link farm's endless pages):
+    # origin -> a function of a canonical URL giving its page, or None.
+    made_on_request: dict = field(default_factory=dict)
     _by_request: dict[tuple[str, bytes], Page] = field(init=False, repr=False, compare=False)
     _by_origin: dict[str, Host] = field(init=False, repr=False, compare=False)
 
@@ -213,14 +219,19 @@ class Web:
 
     def page(self, url: str) -> Page:
         """The page at canonical `url`; a 404 page when the web has none."""
-        return self.pages.get(url) or missing_page(url)
+        return self.pages.get(url) or self._made(url) or missing_page(url)
+
+    def _made(self, url: str) -> Page | None:
+        make = self.made_on_request.get(origin_of(url))
+        return make(url) if make else None
 
     def respond(self, address: str, target: str) -> Page:
         """The page the server sends for a request target on `address`."""
         if target.startswith(("http://", "https://")):  # absolute-form target
             target = path_of(target)
         page = self._by_request.get((address, request_key(target)))
-        return page or missing_page(f"http://{address}:{self.port}{target}")
+        url = f"http://{address}:{self.port}{target}"
+        return page or self._made(url) or missing_page(url)
 
     def host(self, url: str) -> Host | None:
         """The served host of a URL, None when no test server answers it."""

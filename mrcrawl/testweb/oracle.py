@@ -15,12 +15,14 @@ import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Iterable
 from urllib.parse import parse_qsl, urlsplit
 
 from mrcrawl.config import CrawlConfig
 from mrcrawl.store.records import (
     DEFERRED_BY_HOST_CAP,
     DEFERRED_BY_LAYER_CAP,
+    DEFERRED_BY_PLD_BUDGET,
     TRAP_GUARDS,
     TRAPPED_BY_LENGTH,
     TRAPPED_BY_PATH_REPEATS,
@@ -75,10 +77,23 @@ class CrawlRules:
 
 
 @dataclass
+class History:
+    """What the crawl db knows after the runs walked so far, which the next
+    run starts from (walk's `after`)."""
+
+    runs: int = 0  # runs walked; a run's number is its URLs' `first_run`
+    attempted: set[str] = field(default_factory=set)
+    # URL -> what the crawl's order reads of its db record: "hops", "first_run", "first_layer", "deferrals".
+    records: dict[str, dict] = field(default_factory=dict)
+    held_back: dict[str, str] = field(default_factory=dict)  # URL -> what held it back last, while it waits
+    trapped: dict[str, str] = field(default_factory=dict)  # URL -> the guard that caught it
+
+
+@dataclass
 class Walk:
-    """What a correct crawl of a web does: its layers' records, and the
-    linked URLs a trap guard caught and that no layer attempted (the crawl
-    db's `trapped` URLs), with the guard."""
+    """What a correct crawl of a web does on one run: its layers' records,
+    and the linked URLs a trap guard caught and that no layer attempted (the
+    crawl db's `trapped` URLs), with the guard."""
 
     layers: list[set[Record]]
     trapped: dict[str, str]
@@ -88,6 +103,13 @@ class Walk:
     # The URLs held back and never attempted after: (the cap that held them
     # back last, how many layers in a row did), the db's `deferred` and `deferrals`.
     waiting: dict[str, tuple[str, int]] = field(default_factory=dict)
+    history: History = field(default_factory=History)  # the db after this run, for the next one
+
+
+def bfs_order(record: dict, run: int) -> tuple[int, int]:
+    """The crawl's order `bfs` (lower first): fewer hops less deferrals, then
+    the URLs found on earlier runs, then this run's by the layer that first found them."""
+    return record["hops"] - record["deferrals"], 0 if record["first_run"] != run else 1 + record["first_layer"]
 
 
 def expected_layers(web: Web, seeds, depth: int, **settings) -> list[set[Record]]:
@@ -106,83 +128,124 @@ def walk(web: Web, seeds, depth: int, *, url_allow=(), url_deny=(), obey_robots:
          max_url_length: int | None = CrawlConfig.max_url_length,
          max_path_repeats: int | None = CrawlConfig.max_path_repeats,
          max_query_params: int | None = CrawlConfig.max_query_params,
-         max_urls_per_layer: int | None = None, max_urls_per_host: int | None = None) -> Walk:
-    """The crawl of `web` layer by layer (see expected_layers).  A link in
-    scope that a trap guard catches is never fetched; a seed never meets the
-    guards.  Under caps, each layer's candidates (the URLs linked from the
-    layer before and never attempted, and the URLs it held back) are chosen
-    from as chosen_frontier() says; a URL held back is offered again on the
-    next layer."""
+         max_urls_per_layer: int | None = None, max_urls_per_host: int | None = None,
+         pld_budget: dict | None = None, pld_inlinks: dict[str, int] | None = None,
+         order_value=bfs_order, after: Walk | None = None) -> Walk:
+    """One run's crawl of `web` layer by layer (see expected_layers).  A link
+    in scope that a trap guard catches is never fetched; a seed never meets
+    the guards.  Under caps or a budget, each layer's candidates (the URLs
+    linked from the layer before and never attempted, and the URLs it held
+    back) are chosen from as chosen_frontier() says, in the order
+    `order_value(record, run)` gives (History.records); a URL held back is
+    offered again on the next layer.
+
+    `pld_budget` ({"floor": F, "per_linking_pld": K}) gives a pay-level
+    domain F + K * pld_inlinks[PLD] fetches on the run (0 for one not
+    listed).  `after`: the walk of the run before, on the same db: this run
+    starts from its history, its layer 0 being the seeds and the URLs that
+    wait (which assumes no page fetched before is due again: revisit
+    intervals longer than the runs walked, and no transient failures)."""
     if depth < 1:
         raise ValueError("depth must be at least 1")
     rules = CrawlRules(tuple(url_allow), tuple(url_deny), obey_robots, retries, timeout,
                        agent_token, max_redirects, allow_private_networks,
                        max_url_length, max_path_repeats, max_query_params)
-    frontier = [url for url in dict.fromkeys(web.seed_spellings.get(s, s) for s in seeds)
-                if url is not None and rules.passes_filters(url)]
-    attempted: set[str] = set()
-    trapped: dict[str, str] = {}
+    before = after.history if after is not None else History()
+    history = History(before.runs + 1, set(before.attempted), {url: dict(record) for url, record in before.records.items()},
+                      dict(before.held_back), dict(before.trapped))
+    run, records, attempted, held_back = history.runs, history.records, history.attempted, history.held_back
+    seeds_here = [url for url in dict.fromkeys(web.seed_spellings.get(s, s) for s in seeds)
+                  if url is not None and rules.passes_filters(url)]
+    for url in seeds_here:
+        record = records.setdefault(url, {"hops": 0, "first_run": run, "first_layer": 0, "deferrals": 0})
+        record["hops"] = 0
+    frontier = sorted(set(seeds_here) | held_back.keys())
     layers: list[set[Record]] = []
     frontiers: list[dict[str, str | None]] = []
-    hops, first_layer = dict.fromkeys(frontier, 0), dict.fromkeys(frontier, 0)
-    deferrals: Counter = Counter()
-    held_back: dict[str, str] = {}  # URL -> the cap that held it back last
+    spent: Counter = Counter()  # fetches per pay-level domain on this run, seeds not counted
     while frontier and len(layers) < depth:
         layer = len(layers)
-        seeds_here = set(frontier) if layer == 0 else set()
-        chosen = chosen_frontier(frontier, seeds_here, hops, first_layer, deferrals,
-                                 max_urls_per_layer, max_urls_per_host)
+        seeds_now = set(seeds_here) if layer == 0 else set()
+        chosen = chosen_frontier(frontier, seeds_now, lambda url: order_value(records[url], run),
+                                 max_urls_per_layer, max_urls_per_host,
+                                 pld_allowance(pld_budget, pld_inlinks or {}), spent)
         frontiers.append(chosen)
-        records: set[Record] = set()
+        layer_records: set[Record] = set()
         discovered: list[str] = []
         link_hops: dict[str, int] = {}
         for url in frontier:
             if chosen[url]:
                 continue
+            if url not in seeds_now:
+                spent[pay_level_domain_of(url)] += 1
             result = fetch(web, url, rules)
-            records.add((url, result.outcome, result.final_url))
+            layer_records.add((url, result.outcome, result.final_url))
             attempted.update((url, result.final_url))
+            records[url]["deferrals"] = 0
             discovered.extend(result.outlinks)
             for link in result.outlinks:
-                link_hops[link] = min(link_hops.get(link, hops[url] + 1), hops[url] + 1)
-        layers.append(records)
+                link_hops[link] = min(link_hops.get(link, records[url]["hops"] + 1), records[url]["hops"] + 1)
+        layers.append(layer_records)
         for url, cap in chosen.items():
             if cap:
-                deferrals[url] += 1
+                records[url]["deferrals"] += 1
                 held_back[url] = cap
         for url in attempted & held_back.keys():
             del held_back[url]
         for link, link_hop in link_hops.items():
-            hops[link] = min(hops.get(link, link_hop), link_hop)
-            first_layer.setdefault(link, layer + 1)
+            record = records.setdefault(link, {"hops": link_hop, "first_run": run, "first_layer": layer + 1,
+                                               "deferrals": 0})
+            record["hops"] = min(record["hops"], link_hop)
         in_scope = {u for u in discovered if rules.passes_filters(u)}
-        trapped.update((u, guard) for u in in_scope if (guard := rules.trap(u)))
-        frontier = sorted(u for u in in_scope | held_back.keys() if u not in attempted and u not in trapped)
-    return Walk(layers, {url: guard for url, guard in trapped.items() if url not in attempted}, frontiers,
-                {url: (cap, deferrals[url]) for url, cap in held_back.items()})
+        history.trapped.update((u, guard) for u in in_scope if (guard := rules.trap(u)))
+        frontier = sorted(u for u in in_scope | held_back.keys() if u not in attempted and u not in history.trapped)
+    return Walk(layers, {url: guard for url, guard in history.trapped.items() if url not in attempted}, frontiers,
+                {url: (cap, records[url]["deferrals"]) for url, cap in held_back.items()}, history)
 
 
-def chosen_frontier(candidates, seeds: set[str], hops: dict[str, int], first_layer: dict[str, int],
-                    deferrals: Counter, max_urls_per_layer: int | None,
-                    max_urls_per_host: int | None) -> dict[str, str | None]:
+def pay_level_domain_of(url: str) -> str:
+    """A test web URL's pay-level domain: every host of the test web is an IP address, a PLD of its own."""
+    return urlsplit(url).hostname
+
+
+def pld_allowance(pld_budget: dict | None, pld_inlinks: dict[str, int]):
+    """A PLD's fetches per run under `pld_budget` (None: no budget, None)."""
+    if pld_budget is None:
+        return None
+    return lambda pld: pld_budget["floor"] + pld_budget["per_linking_pld"] * pld_inlinks.get(pld, 0)
+
+
+def chosen_frontier(candidates, seeds: set[str], order_value, max_urls_per_layer: int | None,
+                    max_urls_per_host: int | None, pld_allowance=None,
+                    spent: Counter | None = None) -> dict[str, str | None]:
     """Each candidate of a layer of one run: None when the layer fetches it,
     else the cap (its config key) that holds it back.  The caps' contract,
     stated here independently of the crawler:
-    - Seeds are never held back and count against neither cap.
-    - The order: fewer hops less deferrals first, then the layer that first
-      found the URL, then the first 8 bytes of the BLAKE2b hash of the URL.
-    - max_urls_per_host: a host's first K candidates in that order stay.
+    - Seeds are never held back and count against no cap.
+    - The order: `order_value(url)` (the order's value of its record), then
+      the first 8 bytes of the BLAKE2b hash of the URL.
+    - pld_budget: a pay-level domain's first (pld_allowance(PLD) - the
+      fetches `spent` on it on the run's earlier layers) candidates in that
+      order stay.
+    - max_urls_per_host: of the rest, a host's first K candidates in that order stay.
     - max_urls_per_layer: of the rest, a candidate stays when the candidates
-      whose (hops less deferrals, layer, first 3 hex digits of the hash) come
-      before its own or equal them number at most N."""
+      whose (order value, first 3 hex digits of the hash) come before its
+      own or equal them number at most N."""
     def key(url: str) -> tuple:
-        digest = hashlib.blake2b(url.encode("utf-8"), digest_size=8).hexdigest()
-        return hops[url] - deferrals[url], first_layer[url], digest
+        return order_value(url), hashlib.blake2b(url.encode("utf-8"), digest_size=8).hexdigest()
 
     chosen: dict[str, str | None] = dict.fromkeys(candidates)
     counting = sorted((url for url in candidates if url not in seeds), key=key)
+    if pld_allowance is not None:
+        taken = Counter(spent or {})
+        for url in counting:
+            pld = pay_level_domain_of(url)
+            taken[pld] += 1
+            if taken[pld] > pld_allowance(pld):
+                chosen[url] = DEFERRED_BY_PLD_BUDGET
+        counting = [url for url in counting if chosen[url] is None]
     if max_urls_per_host is not None:
-        taken: Counter = Counter()
+        taken = Counter()
         for url in counting:
             taken[origin_of(url)] += 1
             if taken[origin_of(url)] > max_urls_per_host:
@@ -190,8 +253,8 @@ def chosen_frontier(candidates, seeds: set[str], hops: dict[str, int], first_lay
         counting = [url for url in counting if chosen[url] is None]
     if max_urls_per_layer is not None:
         def cell(url: str) -> tuple:
-            aged, found, digest = key(url)
-            return aged, found, digest[:3]
+            value, digest = key(url)
+            return value, digest[:3]
 
         in_cell = Counter(cell(url) for url in counting)
         for url in counting:
@@ -211,18 +274,20 @@ def expected_traps_for_config(web: Web, config: dict, seeds, depth: int) -> dict
     return walk_for_config(web, config, seeds, depth).trapped
 
 
-def walk_for_config(web: Web, config: dict, seeds, depth: int) -> Walk:
-    """walk() with the settings of a crawl config dict (YAML keys)."""
+def walk_for_config(web: Web, config: dict, seeds, depth: int, **more) -> Walk:
+    """walk() with the settings of a crawl config dict (YAML keys), and
+    walk()'s keywords that no config holds (`more`: pld_inlinks, order_value, after)."""
     # The robots.txt agent is the user agent's first token, before "/" or a space.
     agent = re.split(r"[/\s]", config["user_agent"].strip(), maxsplit=1)[0]
     guards = {key: config[key] for key in TRAP_GUARDS if key in config}  # walk() takes them by their config keys
-    caps = {key: config[key] for key in (DEFERRED_BY_LAYER_CAP, DEFERRED_BY_HOST_CAP) if key in config}
+    caps = {key: config[key] for key in (DEFERRED_BY_LAYER_CAP, DEFERRED_BY_HOST_CAP, DEFERRED_BY_PLD_BUDGET)
+            if key in config}
     return walk(
         web, seeds, depth,
         url_allow=config.get("url_allow", []), url_deny=config.get("url_deny", []),
         obey_robots=config.get("obey_robots", True), retries=config.get("retries", 2),
         timeout=config.get("timeout", 10.0), agent_token=agent,
-        allow_private_networks=config.get("allow_private_networks", False), **guards, **caps)
+        allow_private_networks=config.get("allow_private_networks", False), **guards, **caps, **more)
 
 
 def fetch(web: Web, url: str, rules: CrawlRules) -> Fetch:
@@ -313,3 +378,18 @@ def outcome_counts(layers: list[set[Record]]) -> dict[str, int]:
         for _, outcome, _ in layer:
             counts[outcome] = counts.get(outcome, 0) + 1
     return dict(sorted(counts.items()))
+
+
+def pld_indegree(web: Web, walks: Iterable[Walk]) -> dict[str, int]:
+    """Each pay-level domain's in-degree over the pages the `walks` fetched:
+    how many other pay-level domains have a fetched page linking to it."""
+    linking: dict[str, set[str]] = {}
+    for done in walks:
+        for records in done.layers:
+            for _, outcome, url in records:
+                if outcome == "fetched":
+                    source = pay_level_domain_of(url)
+                    for link in web.page(url).outlinks:
+                        if pay_level_domain_of(link) != source:
+                            linking.setdefault(pay_level_domain_of(link), set()).add(source)
+    return {pld: len(sources) for pld, sources in linking.items()}

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 from . import texts
 from .markup import TINY_PDF, Link, digits_in_words, document, query_escape, tiny_png
-from .model import AGENT_TOKEN, OFFSITE_ADDRESSES, Host, Page, Robots, RobotsGroup, Web
+from .model import AGENT_TOKEN, OFFSITE_ADDRESSES, Host, Page, Robots, RobotsGroup, Web, origin_of
 
 # Roles of the first hosts, in address order (127.0.0.2, .3, ...). Every host
 # after these is a news host.
@@ -43,7 +43,18 @@ ROBOTS = {
     "meta": Robots(200, (RobotsGroup(("otherbot",), disallow=("/",)),)),
     "charsets-world": Robots(200, (RobotsGroup(("*",), disallow=("/drafts/",)),)),
     "news": Robots(200, (RobotsGroup(("*",), disallow=("/admin/",)),)),
+    "popular": Robots(200, (RobotsGroup(("*",)),)),
+    "farm": Robots(200, (RobotsGroup(("*",)),)),
 }
+
+# The hosts a web with a link farm adds after its news hosts (generate's link_farm).
+LINK_FARM_ROLES = ("popular", "farm")
+# The popular site's main pages, which every other site's home page links,
+# and its stories: STORIES_PER_PAGE linked from each main page.
+POPULAR_PAGES = ("/", "/world.html", "/sport.html")
+STORIES_PER_PAGE = 10
+# Each page /farm/N of the link farm links the next FARM_FANOUT: /farm/(5N+1) .. /farm/(5N+5).
+FARM_FANOUT = 5
 
 # The charset pages: WHATWG label, text, language, and the host role serving them.
 CHARSET_PAGES = (
@@ -97,15 +108,15 @@ class ArticlePlan:
 class WebBuilder:
     """Builds the pages of one web; everything random comes from one seeded RNG."""
 
-    def __init__(self, seed: int, hosts: int, port: int, stall_seconds: float):
-        if hosts < MIN_HOSTS:
-            raise ValueError(f"the test web needs at least {MIN_HOSTS} hosts, got {hosts}")
+    def __init__(self, seed: int, hosts: int, port: int, stall_seconds: float, extra_roles: tuple[str, ...] = ()):
+        if hosts < MIN_HOSTS + len(extra_roles):
+            raise ValueError(f"the test web needs at least {MIN_HOSTS + len(extra_roles)} hosts, got {hosts}")
         if not 0 < port < 65536:
             raise ValueError(f"bad port {port}")
         self.port = port
         self.stall = stall_seconds
         self.rng = random.Random(seed)
-        roles = SPECIAL_ROLES + ("news",) * (hosts - len(SPECIAL_ROLES))
+        roles = SPECIAL_ROLES + ("news",) * (hosts - len(SPECIAL_ROLES) - len(extra_roles)) + extra_roles
         self.hosts = tuple(
             Host(address=f"127.0.0.{2 + i}", port=port, role=role, robots=ROBOTS[role])
             for i, role in enumerate(roles)
@@ -115,6 +126,9 @@ class WebBuilder:
         self.pages: dict[str, Page] = {}
         self.wanted: set[str] = set()  # every URL something links or redirects to
         self.missing: set[str] = set()  # linked on purpose, but answers 404
+        self.home_links: list[Link] = []  # what every home page links besides its own links, but on their host
+        self.added_links: dict[str, list[Link]] = {}  # page URL -> links it has besides its own
+        self.made_on_request: dict = {}  # origin -> its pages' maker (Web.made_on_request)
 
     def role(self, name: str) -> Host:
         return self.by_role[name]
@@ -139,6 +153,8 @@ class WebBuilder:
             meta_label = "windows-1251" if declared == "header-over-meta" else charset
             meta = (f'<meta charset="{meta_label}">\n' if meta_style == "charset" else
                     f'<meta http-equiv="Content-Type" content="text/html; charset={meta_label}">\n')
+        links = [*links, *self.added_links.get(url, ()),
+                 *(link for link in self.home_links if kind == "home" and origin_of(link.expected) != origin_of(url))]
         text = document(title, paragraphs, links, lang=lang, head=meta + head,
                         body_extra=body_extra, direction=direction)
         body = text.encode(charset)  # Python knows every label used
@@ -149,8 +165,12 @@ class WebBuilder:
         for link in links:
             if link.expected:
                 self.wanted.add(link.expected)
-        followed = tuple(dict.fromkeys(link.expected for link in links if link.followed))
-        return self.add(Page(url=url, kind=kind, body=body, links=followed, charset=charset,
+        first: dict[str, str | None] = {}
+        for link in links:
+            if link.followed:
+                first.setdefault(link.expected, link.anchor)
+        followed, anchors = tuple(first), tuple(first.values())
+        return self.add(Page(url=url, kind=kind, body=body, links=followed, anchors=anchors, charset=charset,
                              declared=declared, title=title, paragraphs=(*paragraphs, *inert_text),
                              text=text, **fields))
 
@@ -169,7 +189,7 @@ class WebBuilder:
         """Give every linked URL on a served host a page, unless it is meant
         to be missing: a crawler that resolves a link wrongly then requests a
         URL the oracle never lists, instead of getting a 404 either way."""
-        origins = {host.origin for host in self.hosts}
+        origins = {host.origin for host in self.hosts} - set(self.made_on_request)
         for url in sorted(self.wanted - self.missing - set(self.pages)):
             parts = urlsplit(url)
             if f"{parts.scheme}://{parts.netloc}" in origins:
@@ -240,7 +260,7 @@ def build_hub(b: WebBuilder, articles: list[str]) -> None:
     ]
     for path, status, location, target, note in go:
         b.add_redirect(hub.url(path), status, location, target, note)
-    homes = [h.url("/") for h in b.hosts if h is not hub]
+    homes = [h.url("/") for h in b.hosts if h is not hub and h.role not in LINK_FARM_ROLES]
     specials = [hub.url(p) for p in ("/private/open.html", "/private/secret.html", "/search?q=crawler")]
     specials += [hub.url(path) for path, *_ in go if path != "/go/late"]
     links = b.links_to(homes + specials + articles, hub.url("/"))
@@ -728,9 +748,57 @@ def build_news_homes(b: WebBuilder, articles: list[ArticlePlan], from_seed: dict
                    b.links_to(targets, host.url("/")), note="seed" if number == 0 else "")
 
 
-def generate(seed: int, hosts: int, port: int, stall_seconds: float) -> Web:
-    b = WebBuilder(seed, hosts, port, stall_seconds)
+# -- a link farm and a popular site (generate's link_farm) ---------------------------
+
+def link_farm_and_popular_site(b: WebBuilder, linked_from: str) -> None:
+    """Before the other hosts are built: every home page will link the
+    popular site's main pages, and the page `linked_from` the link farm's
+    first page, its only link from outside the farm.  So the popular site's
+    pay-level domain is linked from every other site that has a home page,
+    and the farm's from one, however many pages it has."""
+    popular, farm = b.role("popular"), b.role("farm")
+    b.home_links = [Link(popular.url(path), popular.url(path), "popular") for path in POPULAR_PAGES]
+    b.added_links[linked_from] = [Link(farm.url("/farm/0"), farm.url("/farm/0"), "farm")]
+    b.made_on_request[farm.origin] = farm_page
+
+
+def build_popular(b: WebBuilder) -> None:
+    """The popular site: main pages that link each other and their stories."""
+    popular = b.role("popular")
+    for number, path in enumerate(POPULAR_PAGES):
+        stories = range(number * STORIES_PER_PAGE, (number + 1) * STORIES_PER_PAGE)
+        targets = [popular.url(other) for other in POPULAR_PAGES if other != path]
+        targets += [popular.url(f"/story/{story}.html") for story in stories]
+        b.add_html(popular.url(path), "home" if path == "/" else "section", f"Popular {path}",
+                   ("The site every other site links.",), [Link(url, url, "more") for url in targets])
+        for story in stories:
+            b.add_html(popular.url(f"/story/{story}.html"), "article", f"Popular story {digits_in_words(str(story))}",
+                       ("A story of the popular site.",), [Link("/", popular.url("/"), "home")])
+
+
+def farm_page(url: str) -> Page | None:
+    """The link farm's page at `url`, made when asked for: /farm/N links
+    /farm/(5N+1) .. /farm/(5N+5), and nothing outside the farm; its words
+    differ from every other farm page's, not only its digits."""
+    parts = urlsplit(url)
+    number = parts.path.removeprefix("/farm/")
+    if not parts.path.startswith("/farm/") or not number.isdigit() or number != str(int(number)) or parts.query:
+        return None
+    first = int(number) * FARM_FANOUT + 1
+    links = [Link(f"/farm/{next_number}", f"{parts.scheme}://{parts.netloc}/farm/{next_number}", "more")
+             for next_number in range(first, first + FARM_FANOUT)]
+    title = f"Farm page {digits_in_words(number)}"
+    text = document(title, ("Pages that link only to each other.",), links)
+    return Page(url=url, kind="farm", body=text.encode(), links=tuple(link.expected for link in links), charset="utf-8",
+                declared="header", title=title, paragraphs=("Pages that link only to each other.",), text=text,
+                note="the link farm: endless pages, one link from outside")
+
+
+def generate(seed: int, hosts: int, port: int, stall_seconds: float, link_farm: bool = False) -> Web:
+    b = WebBuilder(seed, hosts, port, stall_seconds, LINK_FARM_ROLES if link_farm else ())
     hub, plain, news0 = b.role("hub"), b.role("plain"), b.news[0]
+    if link_farm:
+        link_farm_and_popular_site(b, plain.url("/"))
     articles, from_seed = plan_articles(b, [hub, plain, news0])
     build_charsets(b)
     build_hub(b, from_seed[hub.origin])
@@ -742,6 +810,8 @@ def generate(seed: int, hosts: int, port: int, stall_seconds: float) -> Web:
     build_world(b, latest(articles, b.role("charsets-world")))
     build_articles(b, articles)
     build_news_homes(b, articles, from_seed)
+    if link_farm:
+        build_popular(b)
     b.fill_leaves()
     b.add_robots_files()
     seeds = (hub.url("/"), plain.url("/"), news0.url("/"))
@@ -755,4 +825,4 @@ def generate(seed: int, hosts: int, port: int, stall_seconds: float) -> Web:
         "not a url": None,
     }
     return Web(seed=seed, port=port, hosts=b.hosts, pages=dict(sorted(b.pages.items())),
-               seed_urls=seeds, seed_spellings=spellings)
+               seed_urls=seeds, seed_spellings=spellings, made_on_request=b.made_on_request)

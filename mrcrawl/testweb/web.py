@@ -18,11 +18,15 @@ __all__ = ["AGENT_TOKEN", "USER_AGENT", "MIN_HOSTS", "Host", "Page", "Robots", "
            "generate_web", "seeds"]
 
 
-def generate_web(seed: int = 1, hosts: int = 8, *, port: int, stall_seconds: float = 5.0) -> Web:
+def generate_web(seed: int = 1, hosts: int = 8, *, port: int, stall_seconds: float = 5.0,
+                 link_farm: bool = False) -> Web:
     """Build the web for `hosts` hosts (127.0.0.2 upwards, at least MIN_HOSTS)
     all served on `port`. Slow pages stall for `stall_seconds`: keep it above
-    the crawl timeout under test."""
-    return generate(seed, hosts, port, stall_seconds)
+    the crawl timeout under test.  With `link_farm`, its last two hosts are
+    a popular site, whose main pages every home page links, and a link farm
+    of endless pages linked from the plain host's home page only (two hosts
+    more than MIN_HOSTS at least; the rest of the web is the same)."""
+    return generate(seed, hosts, port, stall_seconds, link_farm)
 
 
 def seeds(web: Web, *, spellings: bool = False) -> list[str]:
