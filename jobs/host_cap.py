@@ -5,10 +5,11 @@ Map: candidate -> (host key, [order key, URL, candidate]); the host key is
 the Crawler's, so all of a host's candidates reach one reducer call, sorted
 by their order keys (SORT_VALUES: the keys compare as strings).  Reduce:
 the first `max_urls_per_host` stay, the rest are held back, marked with the
-cap (mrcrawl/frontier/caps.py).  Written as frontier entries when no topN
-follows, else as candidates for the topN's steps.
+cap (mrcrawl/frontier/caps.py).  Written as they came, order key and all: the
+frontier when no topN follows, else the topN's candidates (the Crawler too
+takes a host's URLs by their order keys).
 """
-from mrcrawl.frontier.caps import capped_frontier, frontier_entry, within_host_cap
+from mrcrawl.frontier.caps import capped_frontier, within_host_cap
 from mrcrawl.mr.job import CrawlJob, JobCounter
 from mrcrawl.page.urls import host_key
 from mrcrawl.store.protocols import Utf8JsonProtocol
@@ -30,10 +31,9 @@ class MRHostCap(CrawlJob):
         yield host_key(url), [candidate["order"] or "", url, candidate]
 
     def reducer(self, host, ranked):
-        topn_follows = self.config.max_urls_per_layer is not None
         for url, candidate in within_host_cap(ranked, self.config.max_urls_per_host):
             self.count(self.SEEDS if candidate["seed"] else self.HELD_BACK if candidate["deferred"] else self.KEPT)
-            yield url, candidate if topn_follows else frontier_entry(candidate)
+            yield url, candidate
 
     @classmethod
     def frontier(cls, counters: dict) -> tuple[int, str]:

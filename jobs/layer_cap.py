@@ -9,7 +9,7 @@ not before the threshold (mrcrawl/frontier/caps.py).
 """
 from functools import cached_property
 
-from mrcrawl.frontier.caps import capped_frontier, frontier_entry, threshold, within_layer_cap
+from mrcrawl.frontier.caps import capped_frontier, threshold, within_layer_cap
 from mrcrawl.mr.job import CrawlJob, JobCounter, lines_of
 from mrcrawl.store.protocols import Utf8JsonProtocol
 from mrcrawl.store.records import DEFERRED_BY_LAYER_CAP
@@ -48,7 +48,7 @@ class MRLayerCap(CrawlJob):
             self.count(self.HELD_BEFORE)
         else:
             self.count(self.HELD_BACK if entry["deferred"] == DEFERRED_BY_LAYER_CAP else self.KEPT)
-        yield url, frontier_entry(entry)
+        yield url, entry
 
     @classmethod
     def frontier(cls, counters: dict) -> tuple[int, str]:

@@ -10,12 +10,13 @@ as strings), its spent fetches first.  Each task reads the PLD in-degree
 store (`--pld-part`, the scoring step's lines "~<PLD>" -> {"pld_inlinks": N}).
 Reduce: the first (budget - spent) candidates that count stay, the rest are
 held back, marked `pld_budget` (mrcrawl/frontier/budgets.py).  Written as
-frontier entries when no cap follows, else as candidates for the caps' steps.
+they came, order key and all: the frontier when no cap follows, else the
+caps' candidates.
 """
 from functools import cached_property
 
 from mrcrawl.frontier.budgets import allowance, pld_indegree, pld_of, ranked_value, within_budget
-from mrcrawl.frontier.caps import capped_frontier, frontier_entry
+from mrcrawl.frontier.caps import capped_frontier
 from mrcrawl.mr.job import CrawlJob, JobCounter, lines_of
 from mrcrawl.store.protocols import Utf8JsonProtocol
 
@@ -57,11 +58,10 @@ class MRPldBudget(CrawlJob):
 
     def reducer(self, pld, ranked):
         self.count(self.PLDS)
-        cap_follows = self.config.max_urls_per_host is not None or self.config.max_urls_per_layer is not None
         budget = allowance(self.config.pld_budget, self.pld_inlinks.get(pld, 0))
         for url, candidate in within_budget(pld, ranked, budget):
             self.count(self.SEEDS if candidate["seed"] else self.HELD_BACK if candidate["deferred"] else self.KEPT)
-            yield url, candidate if cap_follows else frontier_entry(candidate)
+            yield url, candidate
 
     @classmethod
     def frontier(cls, counters: dict) -> tuple[int, str]:

@@ -149,12 +149,6 @@ def candidate(entry: dict, key: str | None) -> dict:
     return {**entry, "order": key}
 
 
-def frontier_entry(candidate: dict) -> dict:
-    """A candidate as the frontier store holds it: with its order key, by
-    which the Crawler takes a host's URLs (within their ranks)."""
-    return candidate
-
-
 def counts(candidate: dict) -> bool:
     """Whether a candidate counts against the caps still to apply: no seed, and not held back already."""
     return not candidate["seed"] and not candidate["deferred"]
