@@ -82,7 +82,7 @@ class MRDbResort(CrawlJob):
 
     @cached_property
     def policy(self) -> RevisitPolicy:
-        return RevisitPolicy.from_config(self.config.revisit)
+        return RevisitPolicy.from_config(self.config.revisit, self.config.announced_max_age_days)
 
 
 if __name__ == "__main__":

@@ -92,7 +92,7 @@ class MRDbUpdate(DbFileJob):
     def _url_update(self, partition: int, counts: Counter):
         """apply(record, url, update) for a URL partition: the revisit policy and the cycle filter."""
         duplicates = partition_duplicates(self.duplicate_lines(), partition, self.partitions)
-        policy = RevisitPolicy.from_config(self.config.revisit)
+        policy = RevisitPolicy.from_config(self.config.revisit, self.config.announced_max_age_days)
 
         def apply(record, url, update):
             duplicate = content_duplicate(duplicates.get(url, ()), update.get("page"))

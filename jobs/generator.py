@@ -9,7 +9,7 @@ the steps of mrcrawl/frontier/caps.py then hold to the caps.
 """
 from mrcrawl.frontier.caps import FrontierCaps
 from mrcrawl.frontier.crawldb import partition_number, partition_of
-from mrcrawl.frontier.generate import layer_zero
+from mrcrawl.frontier.generate import announcing_hosts, layer_zero
 from mrcrawl.mr.job import DbFileJob, JobCounter
 from mrcrawl.store.protocols import Utf8JsonProtocol
 
@@ -25,9 +25,13 @@ class MRGenerator(DbFileJob):
     def mapper_raw(self, partition_path, partition_uri):
         partition = partition_number(partition_uri)
         seeds = [url for url in self.seed_urls() if partition_of(url, self.partitions) == partition]
+        hub_days = self.config.revisit.announcing_hub_days
         with open(partition_path, "rb") as stored:
+            announcing = announcing_hosts(stored) if hub_days else set()
+            stored.seek(0)
             for url, entry in layer_zero(stored, seeds, self.options.run, ordered=bool(FrontierCaps.of(self.config)),
-                                         order=self.config.order):
+                                         order=self.config.order, announcing=announcing,
+                                         announcing_hub_days=hub_days):
                 self.count(self.SEEDS if entry["seed"] else self.DUE_URLS)
                 yield url, entry
 

@@ -2,16 +2,22 @@
 within the crawl's scope, and what the revisit policy reads of the page.
 
 A fetched page yields its links (type 0), each with its anchor text in
-`anchors`, unless it says nofollow, its change signature and whether it is a hub; a redirect yields its target (type 1);
-every other record yields an empty list.  A link, or a target, that one of
+`anchors`, unless it says nofollow, its change signature and whether it is
+a hub, and in `announcers` the feeds it names and its host's robots.txt
+sitemaps; a feed or sitemap yields the entries the crawl follows (type 2,
+announced, page/entries.py), each with what it said of it in `announced`;
+a redirect yields its target (type 1); every other record yields an empty
+list.  A link, or a target, that one of
 the config's trap guards catches is kept apart, in the out record's
 `trapped`, with the guard (page/traps.py).
 """
 from mrcrawl.mr.job import CrawlJob, JobCounter
+from mrcrawl.page.entries import EntryRules
 from mrcrawl.page.outlinks import out_record
 from mrcrawl.page.traps import TrapGuards
 from mrcrawl.page.urls import UrlFilter
 from mrcrawl.store.protocols import Utf8JsonProtocol
+from mrcrawl.store.records import ANNOUNCED
 
 
 class MRParser(CrawlJob):
@@ -19,7 +25,11 @@ class MRParser(CrawlJob):
     RECORDS_IN = JobCounter(STEP, "records in")
     OUTLINKS = JobCounter(STEP, "outlinks")  # outlinks in the crawl's scope, to follow
     TRAPPED = JobCounter(STEP, "links trapped")  # links in scope a trap guard caught
-    SUMMARY = "{RECORDS_IN} records in, {OUTLINKS} outlinks in scope, {TRAPPED} links trapped"
+    ENTRIES = JobCounter(STEP, "entries followed")  # feed and sitemap entries among the outlinks
+    ENTRIES_LEFT = JobCounter(STEP, "entries left")  # entries out of scope, outside a sitemap's directory or nested too deep
+    ANNOUNCERS = JobCounter(STEP, "feeds and sitemaps named")  # by pages and robots.txt
+    SUMMARY = ("{RECORDS_IN} records in, {OUTLINKS} outlinks in scope, {TRAPPED} links trapped, "
+               "{ENTRIES} feed and sitemap entries followed, {ENTRIES_LEFT} left, {ANNOUNCERS} feeds and sitemaps named")
 
     INPUT_PROTOCOL = Utf8JsonProtocol
     OUTPUT_PROTOCOL = Utf8JsonProtocol
@@ -27,12 +37,17 @@ class MRParser(CrawlJob):
     def mapper_init(self):
         self.scope = UrlFilter(self.config.url_allow, self.config.url_deny)
         self.guards = TrapGuards.of(self.config)
+        self.rules = EntryRules.of(self.config)
 
     def mapper(self, url, doc):
-        out = out_record(doc, self.scope, self.config.revisit.hub_link_density, self.guards)
+        out = out_record(doc, self.scope, self.config.revisit.hub_link_density, self.guards, self.rules)
         self.count(self.RECORDS_IN)
         self.count(self.OUTLINKS, len(out["outlinks"]))
         self.count(self.TRAPPED, len(out["trapped"]))
+        self.count(self.ANNOUNCERS, len(out["announcers"]))
+        if out["type"] == ANNOUNCED:
+            self.count(self.ENTRIES, len(out["outlinks"]))
+            self.count(self.ENTRIES_LEFT, len(doc["entries"]) - len(out["outlinks"]) - len(out["trapped"]))
         yield url, out
 
 

@@ -295,6 +295,22 @@ class RevisitConfig:
     hub_link_density: float = setting(
         0.5, check=Check(_share, "a number > 0 and <= 1 (the share of a page's visible text that is link text)"),
         doc="a page is a hub when at least this share of its visible text is link text")
+    announcing_hub_days: float | None = setting(
+        None, check=Check(lambda value: value is None or (_finite(value) and value > 0), "a number of days > 0, or null"),
+        unit="days",
+        doc="a hub page (not a seed) of a host whose feed or news sitemap the crawl reads is revisited this often "
+            "instead: the site announces its new articles; null: as every hub (`revisit.hub_days`)")
+    # What the sites announce is revisited by its kind (page/announce.py): a
+    # feed changes many times a day, a news sitemap daily, a sitemap index
+    # when a sitemap is added, a plain sitemap of the whole site rarely.
+    feed_days: float = setting(0.5, check=_POSITIVE_DAYS, unit="days",
+                               doc="an RSS or Atom feed is revisited this often (Common Crawl's news crawler: 12 hours)")
+    news_sitemap_days: float = setting(1.0, check=_POSITIVE_DAYS, unit="days",
+                                       doc="a Google News sitemap is revisited this often")
+    sitemap_days: float = setting(14.0, check=_POSITIVE_DAYS, unit="days",
+                                  doc="a plain sitemap is revisited this often")
+    sitemap_index_days: float = setting(7.0, check=_POSITIVE_DAYS, unit="days",
+                                        doc="a sitemap index is revisited this often")
 
 
 # The relations between revisit keys, (smaller, larger): the first may not
@@ -396,6 +412,21 @@ class CrawlConfig:
         12, check=_COUNT_OR_NULL, unit="parameters",
         doc="a linked URL with more query parameters than this is trapped (faceted and calendar navigation "
             "that multiplies without end); null: no limit")
+    # What the sites announce (page/announce.py, docs/announcements.md).
+    announced_max_age_days: float | None = setting(
+        30.0, check=Check(lambda value: value is None or (_finite(value) and value > 0), "a number of days > 0, or null"),
+        unit="days",
+        doc="a URL that a feed or sitemap dated (published, else modified) this long or longer before the run's "
+            "start is not fetched as new, whether announced or linked: the site said it is old news (Common "
+            "Crawl's news crawler drops entries older than 30 days); null: no limit")
+    sitemap_strict: bool = setting(
+        True, check=_BOOLEAN,
+        doc="a sitemap's entries are followed only under the sitemap's own directory (sitemaps.org's rule, Nutch's "
+            "strict mode): a sitemap at /news/sitemap.xml may list /news/a.html, not /sport/b.html")
+    max_sitemap_nesting: int = setting(
+        2, check=Check(lambda value: _is_int(value) and value >= 0, "a whole number >= 0"), unit="indexes",
+        doc="a sitemap reached through more sitemap indexes than this is not followed (an index that lists "
+            "indexes without end, or itself)")
     max_layer_seconds: float | None = setting(
         None, check=Check(lambda value: value is None or (_finite(value) and value > 0), "a number of seconds > 0, or null"),
         unit="seconds",

@@ -22,11 +22,12 @@ from mrcrawl.fetch.fetcher import Fetcher
 from mrcrawl.logs import add_verbosity_options, configure_logging
 from mrcrawl.output.pagexml import indexable
 from mrcrawl.page.charset_labels import declared_encoding
+from mrcrawl.page.entries import EntryRules
 from mrcrawl.page.outlinks import out_record
 from mrcrawl.page.traps import TrapGuards
 from mrcrawl.page.urls import UrlFilter, host_key
 from mrcrawl.show import canonical_url, header_lines, page_xml, record_lines, section, xml_text
-from mrcrawl.store.records import FETCHED, ROBOTS_DENIED, body_bytes
+from mrcrawl.store.records import ANNOUNCED, FETCHED, ROBOTS_DENIED, body_bytes
 
 EXIT_FETCHED = 0
 EXIT_NOT_FETCHED = 1  # the URL was attempted and no page came of it: the record says why
@@ -48,6 +49,8 @@ def charset_line(doc: dict) -> str:
     """The charset the page was read with, and whether the page declared it."""
     if doc["outcome"] != FETCHED:
         return "charset      none (no page)"
+    if doc.get("kind"):
+        return f"charset      none (a {doc['kind']}: XML declares its own)"
     content_type = next((value for name, value in doc["headers"] if name.lower() == "content-type"), None)
     declared = declared_encoding(body_bytes(doc), content_type)
     how = "declared by a BOM, Content-Type or <meta>" if declared else "detected from the bytes: the page declares none"
@@ -83,16 +86,22 @@ def outlink_lines(config: CrawlConfig, doc: dict) -> list[str]:
     """The page's links as the Parser keeps them (in scope), those a trap
     guard catches, and those the scope drops."""
     hub_link_density = config.revisit.hub_link_density
-    out = out_record(doc, UrlFilter(config.url_allow, config.url_deny), hub_link_density, TrapGuards.of(config))
+    rules = EntryRules.of(config)
+    out = out_record(doc, UrlFilter(config.url_allow, config.url_deny), hub_link_density, TrapGuards.of(config), rules)
     kept, trapped = out["outlinks"], out["trapped"]
-    every = out_record(doc, UrlFilter([], []), hub_link_density)["outlinks"]  # no scope, no guard: every link
+    every = out_record(doc, UrlFilter([], []), hub_link_density, rules=rules)["outlinks"]  # no scope, no guard
     dropped = [link for link in every if link not in set(kept) | {link for link, _ in trapped}]
-    lines = [section(f"outlinks: {len(kept)} in scope, {len(trapped)} trapped (trap guards), "
+    what = "entries" if out["type"] == ANNOUNCED else "outlinks"
+    lines = [section(f"{what}: {len(kept)} in scope, {len(trapped)} trapped (trap guards), "
                      f"{len(dropped)} out of scope (url_allow, url_deny)")]
     if not every and doc["outcome"] == FETCHED and not doc["meta_follow"]:
         lines.append("(none followed: the page says nofollow)")
-    return (lines + [f"in   {link}" for link in kept] + [f"trap {link} ({guard})" for link, guard in trapped]
-            + [f"out  {link}" for link in dropped])
+    lines += [f"in   {link}" for link in kept] + [f"trap {link} ({guard})" for link, guard in trapped]
+    lines += [f"out  {link}" for link in dropped]
+    if out["announcers"]:  # the feeds the page names, and robots.txt's sitemaps
+        lines += [section(f"feeds and sitemaps named: {len(out['announcers'])}"),
+                  *(f"in   {url}" for url in out["announcers"])]
+    return lines
 
 
 def check(config: CrawlConfig, url: str) -> tuple[dict, list[str]]:
@@ -108,6 +117,8 @@ def check(config: CrawlConfig, url: str) -> tuple[dict, list[str]]:
               section("XML")]
     if indexable(doc):
         lines.append(xml)
+    elif doc.get("kind"):
+        lines.append(f"(none: a {doc['kind']} is no page of the index)")
     elif xml:
         lines.append("(none: HtmlToXml writes no XML for a page that says noindex)")
     else:

@@ -33,7 +33,7 @@ from mrcrawl.page.charset import decode_page
 from mrcrawl.page.urls import normalize_url
 from mrcrawl.store.crawl_reader import CrawlReader, NoCrawl
 from mrcrawl.store.protocols import Utf8JsonProtocol, decode_value, encode_value
-from mrcrawl.store.records import DOC_FIELDS, FETCHED, REDIRECT_TARGET, response_body
+from mrcrawl.store.records import ANNOUNCED, DOC_FIELDS, FETCHED, REDIRECT_TARGET, response_body
 
 EXIT_OK = 0
 EXIT_NOT_HELD = 1  # the crawl holds no record of the URL
@@ -156,8 +156,8 @@ def page_section(doc: dict) -> list[str]:
 def page_xml(doc: dict, language: str) -> str | None:
     """The XML HtmlToXml makes of the record's page, whether or not the page
     changed since the crawl db's last fetch; None when the record holds no
-    fetched page."""
-    if doc["outcome"] != FETCHED:
+    fetched page (a feed or sitemap is none)."""
+    if doc["outcome"] != FETCHED or doc.get("kind"):
         return None
     return page_to_xml({**doc, "known": None}, language)  # without `known`, never None
 
@@ -171,7 +171,8 @@ def outlink_lines(out: dict | None, store: str) -> list[str]:
     if out is None:
         return [section("outlinks"), f"(no out record: the crawl has not parsed {store})"]
     links = out["outlinks"]
-    what = "redirect target" if out["type"] == REDIRECT_TARGET else "links in the crawl's scope"
+    what = {REDIRECT_TARGET: "redirect target", ANNOUNCED: "feed or sitemap entries followed"}.get(
+        out["type"], "links in the crawl's scope")
     trapped = [f"trapped ({guard}): {link}" for link, guard in out.get("trapped") or ()]  # none in older records
     return [section(f"outlinks ({len(links)} {what}, {store})"), *links, *trapped]
 

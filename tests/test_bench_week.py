@@ -8,15 +8,43 @@ makes, so the total row's ratio compares like with like.
 """
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from mrcrawl.bench.scenarios import ROW_KEYS
-from mrcrawl.bench.week import QUICK_WEEK, week, week_note
+from mrcrawl.bench.week import PATHS, QUICK_WEEK, week_note
 
 
 @pytest.fixture(scope="module")
-def rows(tmp_path_factory):
-    return week(QUICK_WEEK, tmp_path_factory.mktemp("bench-week"), say=print)
+def run(tmp_path_factory):
+    """The scenario as `python -m mrcrawl.bench --quick --scenarios week` runs it: its output and rows."""
+    report = tmp_path_factory.mktemp("bench-week") / "bench.json"
+    result = subprocess.run([sys.executable, "-m", "mrcrawl.bench", "--quick", "--scenarios", "week",
+                             "--json", str(report)], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout, json.loads(report.read_text(encoding="utf-8"))["scenarios"]
+
+
+@pytest.fixture(scope="module")
+def rows(run):
+    return run[1]
+
+
+def test_the_table_and_its_notes_show_every_row(run):
+    stdout, rows = run
+    for row in rows:
+        assert row["name"] in stdout and week_note(row) in stdout
+
+
+def test_the_announced_only_articles_and_the_silent_sites_are_in_the_recall(rows):
+    *days, _ = rows
+    for path in PATHS:  # each way to find a new article is met, and every article met is fetched
+        assert sum(day[f"new_{path}"] for day in days) > 0, path
+        assert all(day[f"new_{path}_fetched"] == day[f"new_{path}"] for day in days), path
+    assert all(sum(day[f"new_{path}"] for path in PATHS) == day["new_articles"] for day in days)
 
 
 def test_one_row_per_day_and_a_total(rows):

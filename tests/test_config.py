@@ -173,7 +173,9 @@ def test_a_crawl_sends_the_contact_of_the_environment_and_stores_it(tmp_path, we
 # ---- revisit: the crawl db's revisit policy ----------------------------------
 
 REVISIT_DEFAULTS = {"hub_days": 1.0, "first_days": 7.0, "min_days": 1.0, "max_days": 30.0, "grow": 1.5,
-                    "shrink": 0.5, "retry_days": 1.0, "retry_runs": 3, "hub_link_density": 0.5}
+                    "shrink": 0.5, "retry_days": 1.0, "retry_runs": 3, "hub_link_density": 0.5,
+                    "announcing_hub_days": None, "feed_days": 0.5, "news_sitemap_days": 1.0, "sitemap_days": 14.0,
+                    "sitemap_index_days": 7.0}
 
 
 def revisit_config(tmp_path, text: str):

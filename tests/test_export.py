@@ -353,6 +353,7 @@ EXPECTED_COLUMNS = [
     ("error_kind", pa.dictionary(pa.int32(), pa.string()), True),
     ("db_status", pa.dictionary(pa.int32(), pa.string()), True),
     ("score", pa.float64(), True),
+    ("kind", pa.dictionary(pa.int32(), pa.string()), True),
 ]
 
 

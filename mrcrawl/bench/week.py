@@ -36,12 +36,32 @@ from mrcrawl.bench.scenarios import Measured, polite_columns, row, run_measured
 from mrcrawl.page.urls import host_key
 from mrcrawl.store.crawl_reader import CrawlReader, read_part
 from mrcrawl.store.records import FETCHED
-from mrcrawl.testweb.daily import BENCHMARK_SPEC, DailySpec, DailyWeb, start_daily_web
+from mrcrawl.testweb.daily import (
+    ANNOUNCING_BENCHMARK_SPEC,
+    BOTH,
+    LINKED,
+    UNREACHED,
+    DailySpec,
+    DailyWeb,
+    start_daily_web,
+)
 
 ROBOTS_PATH = "/robots.txt"
 # A 200 carries the page and a 404 the model's "not found" notice; the others
 # carry none the comparison counts (see the docstring).
 STATUSES_WITH_PAGE_BODY = (200, 404)
+
+
+# How a news crawl of the week reads what the sites announce
+# (docs/announcements.md): it wants the last two days' articles (the window
+# of a Google News sitemap), so a page never fetched that a sitemap dated
+# older is left, linked or not; and the sites that announce have their
+# section pages revisited weekly, since their feeds and news sitemaps list
+# every new article.  The home pages, seeds, are fetched on every run.
+NEWS_MAX_AGE_DAYS = 2.0
+NEWS_SETTINGS = {"announced_max_age_days": NEWS_MAX_AGE_DAYS, "revisit": {"announcing_hub_days": 7.0}}
+# The ways a day's new article can be found, as the table reports them.
+PATHS = ("linked", "announced", "both")
 
 
 @dataclass(frozen=True)
@@ -56,10 +76,11 @@ class WeekSizes:
 # small jobs, and the local runner adds about a second to each (task
 # processes, sorting); only day 1's fetching is big enough to gain from the
 # second core, and not by enough (85 s to 73 s).
-FULL_WEEK = WeekSizes(BENCHMARK_SPEC, runner="inline")
-# 3 sites of 3 sections and 40 articles, 4 new a day each: seven runs take
-# about half a minute, nearly all of it the driver's start and its jobs'.
-QUICK_WEEK = WeekSizes(DailySpec(), runner="inline")
+FULL_WEEK = WeekSizes(ANNOUNCING_BENCHMARK_SPEC, runner="inline")
+# 3 sites of 3 sections and 40 articles, 4 new a day each, two of them
+# announcing: seven runs take about half a minute, nearly all of it the
+# driver's start and its jobs'.
+QUICK_WEEK = WeekSizes(DailySpec(announcing_share=0.67, announced_only_share=0.1), runner="inline")
 
 
 @dataclass(frozen=True)
@@ -77,13 +98,13 @@ def week(sizes: WeekSizes, work: Path, say) -> list[dict]:
     rows, week_log = [], []
     with start_daily_web(sizes.spec) as server:
         web: DailyWeb = server.web
-        config = web.crawl_config()
+        config = {**web.crawl_config(), **NEWS_SETTINGS}
         conf = directory / "daily.yaml"
         conf.write_text(yaml.safe_dump(config), encoding="utf-8")
         seeds = directory / "seeds.txt"
         seeds.write_text("".join(url + "\n" for url in web.seed_urls), encoding="utf-8")
         for day in web.days:
-            within_depth = web.reachable(day, sizes.depth)
+            within_depth = web.reachable(day, sizes.depth, max_age_days=NEWS_MAX_AGE_DAYS)
             fresh = fresh_crawl_cost(web, day, within_depth, config["retries"])
             say(f"week: day {day}, {sizes.spec.sites} sites, depth {sizes.depth}, {sizes.runner} "
                 f"(a crawl from scratch: {fresh.requests:,} requests)")
@@ -97,7 +118,7 @@ def week(sizes: WeekSizes, work: Path, say) -> list[dict]:
             log = server.log
             week_log += log
             rows.append(day_row(day, sizes.runner, measured, logged_cost(web, day, log), fresh,
-                                web.events(day).published, within_depth, fetched_urls(output)))
+                                wanted_articles(web, day, sizes.depth), fetched_urls(output)))
     rows.append(total_row(rows, sizes.runner, polite_columns(week_log, config["delay"])))
     return rows
 
@@ -119,6 +140,21 @@ def logged_cost(web: DailyWeb, day: int, log) -> DayCost:
     return DayCost(len(pages), len(log) - len(pages), page_bytes)
 
 
+def wanted_articles(web: DailyWeb, day: int, depth: int) -> dict[str, str]:
+    """The day's new articles a run must fetch, each with how it can be found
+    (PATHS).  Day 1 is a crawl from scratch: those it reaches within the
+    depth (DailyWeb.discovery), by links, announcements or both.  A later
+    day's run starts from the db, where the feeds and news sitemaps are due
+    again and the hubs of the sites that announce nothing: every new
+    article, announced by its site (also linked, unless announced only),
+    or linked from a hub of a site that announces nothing."""
+    if day == 1:
+        found = web.discovery(day, depth, max_age_days=NEWS_MAX_AGE_DAYS)
+        return {url: path for url, path in found.items() if path != UNREACHED}
+    return {url: ("announced" if web.announced_only(url) else BOTH) if web.announces(url) else LINKED
+            for url in web.events(day).published}
+
+
 def fetched_urls(crawl_dir: Path) -> set[str]:
     """The URLs whose pages a run fetched (answered 200), from its doc records."""
     reader = CrawlReader(crawl_dir)
@@ -127,19 +163,24 @@ def fetched_urls(crawl_dir: Path) -> set[str]:
 
 
 def day_row(day: int, runner: str, measured: Measured, cost: DayCost, fresh: DayCost,
-            published: tuple[str, ...], within_depth: dict[str, int], fetched: set[str]) -> dict:
-    """One day's row; `published` are the day's new articles, of which recall
-    counts those `within_depth` (on day 1, most of a site's articles are
-    deeper than the hubs list)."""
-    new = [url for url in published if url in within_depth]
+            wanted: dict[str, str], fetched: set[str]) -> dict:
+    """One day's row; `wanted` are the day's new articles the run must fetch
+    (wanted_articles), by how they can be found: recall counts them, in all
+    and per path."""
+    new = list(wanted)
     new_fetched = sum(url in fetched for url in new)
+    per_path = {}
+    for path in PATHS:
+        urls = [url for url, way in wanted.items() if way == path]
+        per_path[f"new_{path}"] = len(urls)
+        per_path[f"new_{path}_fetched"] = sum(url in fetched for url in urls)
     return row(f"week day {day}", runner, pages=cost.requests, wall_s=measured.wall_s, cpu_s=measured.cpu_s,
                cpu_ms_per_page=1000 * measured.cpu_s / max(cost.requests, 1), peak_rss_mb=measured.peak_rss_mb,
                day=day, requests=cost.requests, robots_requests=cost.robots_requests, bytes=cost.bytes,
                fresh_requests=fresh.requests, fresh_robots_requests=fresh.robots_requests, fresh_bytes=fresh.bytes,
-               ratio_to_fresh=cost.requests / fresh.requests, published=len(published), new_articles=len(new),
+               ratio_to_fresh=cost.requests / fresh.requests, new_articles=len(new),
                # A day with no new article within the depth has missed none.
-               new_articles_fetched=new_fetched, recall=new_fetched / len(new) if new else 1.0)
+               new_articles_fetched=new_fetched, recall=new_fetched / len(new) if new else 1.0, **per_path)
 
 
 def total_row(days: list[dict], runner: str, politeness: dict) -> dict:
@@ -176,4 +217,5 @@ def week_note(figures: dict) -> str:
             f"robots.txt, {figures['bytes'] / 1e6:.2f} MB; from scratch {figures['fresh_requests']:,} + "
             f"{figures['fresh_robots_requests']}, {figures['fresh_bytes'] / 1e6:.2f} MB "
             f"({figures['ratio_to_fresh']:.3f}×); new articles fetched {figures['new_articles_fetched']:,} of "
-            f"{figures['new_articles']:,} within the depth ({figures['published']:,} published)")
+            f"{figures['new_articles']:,} (" + ", ".join(
+                f"{path} {figures[f'new_{path}_fetched']:,}/{figures[f'new_{path}']:,}" for path in PATHS) + ")")

@@ -49,6 +49,7 @@ from mrcrawl.fetch.netguard import address_literal, blocked_reason
 from mrcrawl.fetch.resolver import DNSLookupError, Resolver
 from mrcrawl.fetch.robots import MAX_ROBOTS_BYTES, RobotsPolicy, agent_token
 from mrcrawl.page.charset import decode_body, detect_encoding
+from mrcrawl.page.announce import read_announcement, sniff
 from mrcrawl.page.html import parse_html
 from mrcrawl.page.robots_directives import header_directives, page_directives
 from mrcrawl.page.urls import UrlFilter, host_key, host_of, resolve_link
@@ -513,6 +514,7 @@ class Fetcher:
 
     def _set_robots(self, host: HostQueue, policy: RobotsPolicy) -> None:
         host.robots = policy
+        host.sitemaps_to_offer = policy.sitemaps
         crawl_delay = min(policy.crawl_delay or 0.0, self.config.max_crawl_delay)
         host.delay = max(self.config.delay, crawl_delay)
         host.hold_after(host.answered_at)  # the new delay counts from robots.txt's answer
@@ -533,6 +535,9 @@ class Fetcher:
             truncated=exchange.truncated,
             archive_body=encode_body(exchange.body) if exchange.body is not None else None,
         )
+        if host.sitemaps_to_offer:
+            # The Parser offers them to the next layer, as it offers a page's links.
+            doc["robots_sitemaps"], host.sitemaps_to_offer = host.sitemaps_to_offer, []
         status = exchange.status
         if exchange.transient:
             if task.attempt < self.config.retries:
@@ -571,6 +576,14 @@ class Fetcher:
     def _settle_response(self, doc: dict, exchange: Exchange) -> None:
         body = exchange.body
         follow, index = header_directives(exchange.header_values("x-robots-tag"), self.agent)
+        # A feed or sitemap is known by its first bytes, whatever its
+        # Content-Type says (servers send them as text/html, text/plain,
+        # application/octet-stream); it is read here, where it is whole.
+        kind = sniff(body) if body else None
+        if kind is not None:
+            doc.update(meta_follow=follow, meta_index=index)  # (never indexed: pagexml.indexable)
+            self._finish(doc, FETCHED, self._read_announcement(doc, kind, body))
+            return
         # Only a declared HTML type counts: sniffing a missing Content-Type
         # would make what we index depend on guesswork.
         if exchange.content_type in HTML_TYPES and body is not None:
@@ -585,6 +598,20 @@ class Fetcher:
             outcome = NOT_HTML
         doc.update(meta_follow=follow, meta_index=index)
         self._finish(doc, outcome)
+
+    @staticmethod
+    def _read_announcement(doc: dict, kind: str, body: bytes) -> Failure | None:
+        """Put the entries of a feed or sitemap in `doc`, its bytes in `body`;
+        the failure of one that does not parse whole, or was cut at
+        max_page_bytes (its entries before the fault are kept)."""
+        announcement = read_announcement(body, doc["url"])
+        doc.update(kind=kind, entries=[[entry.url, entry.published, entry.modified, entry.title, entry.language]
+                                       for entry in announcement.entries])
+        doc["body"], doc["archive_body"] = doc["archive_body"], None
+        problem = announcement.error
+        if doc["truncated"]:
+            problem = f"cut at max_page_bytes ({len(body)} bytes)" + (f": {problem}" if problem else "")
+        return None if problem is None else Failure(FailureKind.MALFORMED, f"{doc['url']}: {problem}")
 
     def _retry(self, host: HostQueue, task: Task, exchange: Exchange) -> Task:
         """Back the whole host off before the next attempt: it is struggling."""

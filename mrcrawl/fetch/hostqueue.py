@@ -129,6 +129,7 @@ class HostQueue:
         self.busy = False  # a thread holds the host (at most one request in flight)
         self.scheduled = False  # in the scheduler's ready or waiting heap
         self.fed = False  # the feeder has queued all of this layer's URLs for the host
+        self.sitemaps_to_offer: list[str] = []  # robots.txt's Sitemap: URLs, until a doc of the host carries them
         self.robots = None  # RobotsPolicy once known for this layer
         self.robots_task = None  # the robots.txt fetch, while it is under way
         self.blocked_reason: str | None = None  # set when the address guard refused the host

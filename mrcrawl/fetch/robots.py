@@ -64,6 +64,11 @@ class RobotsPolicy:
         return self._parser.can_fetch(url, self._agent)
 
     @property
+    def sitemaps(self) -> list[str]:
+        """The URLs of its `Sitemap:` lines, as written (any group's: they name the site's sitemaps for every agent)."""
+        return [] if self._parser is None else list(self._parser.sitemaps)
+
+    @property
     def crawl_delay(self) -> float | None:
         """The Crawl-delay of the group matching the agent, in seconds."""
         if self._parser is None:

@@ -18,15 +18,17 @@ this layer that the db has never fetched is queued for the next layer.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Iterable, Iterator
 
 from mrcrawl.config import RevisitConfig
+from mrcrawl.page.announce import FEED, NEWS_SITEMAP, SITEMAP, SITEMAP_INDEX
 from mrcrawl.page.urls import host_key
 from mrcrawl.store.failures import FailureKind, failure_kind
 from mrcrawl.frontier.scores import fold_sightings, is_node, sighting, take_sightings
 from mrcrawl.store.records import (
+    ANNOUNCED,
     BLOCKED,
     LINKS_FROM_PAGE,
     DEFERRED_BY_TIME_LIMIT,
@@ -66,6 +68,8 @@ class RevisitPolicy:
       changed since the last fetch and later (x `grow`) when it did not or
       the server said 304, within [min_interval, max_interval].  A
       duplicate (dedup.py) is revisited as the page it is, hub or article.
+    - A feed or sitemap (page/announce.py) is due again after its kind's
+      interval, changed or not: a feed changes often, a plain sitemap rarely.
     - A transient failure (network, 5xx, 429, robots.txt unreachable) is
       retried after `retry_interval`, on at most `retry_runs` runs in a row;
       then the URL is gone.  A 404 or 410 is gone at once.  A gone,
@@ -83,16 +87,27 @@ class RevisitPolicy:
     shrink: float
     retry_interval: float
     retry_runs: int
+    # A feed's or sitemap's interval, by its kind (page/announce.py's ANNOUNCEMENT_KINDS).
+    announcement_intervals: dict = field(default_factory=dict)
+    # A URL never fetched that a feed or sitemap dated longer ago than this
+    # is not queued when linked: the site said it is old (config
+    # announced_max_age_days, in seconds; None: no limit).
+    announced_max_age: float | None = None
 
     @classmethod
-    def from_config(cls, revisit: RevisitConfig) -> "RevisitPolicy":
-        """The policy a crawl config's `revisit:` keys set; the default
-        policy is `from_config(RevisitConfig())`."""
+    def from_config(cls, revisit: RevisitConfig, announced_max_age_days: float | None = None) -> "RevisitPolicy":
+        """The policy a crawl config's `revisit:` keys and its
+        announced_max_age_days set; the default policy is
+        `from_config(RevisitConfig())`."""
         return cls(
             hub_interval=revisit.hub_days * DAY, first_interval=revisit.first_days * DAY,
             min_interval=revisit.min_days * DAY, max_interval=revisit.max_days * DAY,
             grow=revisit.grow, shrink=revisit.shrink,
             retry_interval=revisit.retry_days * DAY, retry_runs=revisit.retry_runs,
+            announcement_intervals={FEED: revisit.feed_days * DAY, NEWS_SITEMAP: revisit.news_sitemap_days * DAY,
+                                    SITEMAP: revisit.sitemap_days * DAY,
+                                    SITEMAP_INDEX: revisit.sitemap_index_days * DAY},
+            announced_max_age=None if announced_max_age_days is None else announced_max_age_days * DAY,
         )
 
 
@@ -136,6 +151,7 @@ def fetch_part(doc: dict) -> dict:
         "last_modified": _header(doc, "last-modified"),
         "etag": _header(doc, "etag"),
         "digest": payload_digest(body) if body is not None else None,
+        "kind": doc.get("kind"),
     }
 
 
@@ -167,7 +183,10 @@ def updates_from_out(out: dict, url: str) -> Iterator[tuple[str, dict]]:
     """(URL, update) for the page of an out record (what the Parser judged of
     it, and its outlinks but itself, which the db keeps when the fetch got
     the page) and for each of its links: seen on the next layer, and linked
-    from this page, with its share of the page's score (scores.sighting)."""
+    from this page, with its share of the page's score (scores.sighting);
+    for a feed or sitemap, each entry it follows, with what it said of it
+    ("announced"); and the feeds and sitemaps a page names (its announcers),
+    seen on the next layer as its links are."""
     if out["type"] == LINKS_FROM_PAGE:
         page = {"outlinks": [link for link in out["outlinks"] if link != url]}
         if out.get("signature") is not None:
@@ -176,8 +195,14 @@ def updates_from_out(out: dict, url: str) -> Iterator[tuple[str, dict]]:
     hops = out.get("hops")
     seen = {"layer": out["layer"] + 1, "hops": None if hops is None else hops + 1, "seed": False}
     linked = sighting(url, out) if out["type"] == LINKS_FROM_PAGE else None
-    for link in out["outlinks"]:
-        yield link, {"seen": seen, "linked": linked} if linked and link != url else {"seen": seen}
+    if out["type"] == ANNOUNCED:
+        for link, said in zip(out["outlinks"], out["announced"]):
+            yield link, {"seen": seen, "announced": said}
+    else:
+        for link in out["outlinks"]:
+            yield link, {"seen": seen, "linked": linked} if linked and link != url else {"seen": seen}
+    for announcer in out.get("announcers") or ():  # (an out record written before announcements has none)
+        yield announcer, {"seen": seen}
     for link, guard in out.get("trapped") or ():
         yield link, {"seen": seen, "trapped": guard}
 
@@ -215,10 +240,46 @@ def fold(updates: Iterable[dict]) -> dict:
             folded["outlinks"] = update["outlinks"]
         if update.get("linked"):
             folded["linked"] = fold_sightings(folded.get("linked"), update["linked"])
+        if update.get("announced"):
+            folded["announced"] = fold_announced(folded.get("announced"), update["announced"])
         for verdict in ("deferred", "trapped"):  # the same on every runner, whatever the order
             if update.get(verdict):
                 folded[verdict] = max(folded.get(verdict) or "", update[verdict])
     return folded
+
+
+def fold_announced(before: dict | None, said: dict) -> dict:
+    """What announcements said of a URL, from what was known (`before`) and
+    one more announcement (`said`): the newest dates, the smallest title and
+    language announced, the fewest indexes that led to it: the same
+    whatever the order the announcements come in (combiners fold in any)."""
+    if before is None:
+        return dict(said)
+    return {"published": _max(before["published"], said["published"]),
+            "modified": _max(before["modified"], said["modified"]),
+            "title": min((t for t in (before["title"], said["title"]) if t), default=None),
+            "language": min((lang for lang in (before["language"], said["language"]) if lang), default=None),
+            "nesting": _min(before["nesting"], said["nesting"])}
+
+
+def _max(a, b):
+    return b if a is None else a if b is None else max(a, b)
+
+
+def announced_too_old(record: dict, run: str, policy: RevisitPolicy) -> bool:
+    """Whether a feed or sitemap dated the URL (published, else modified)
+    announced_max_age or longer before the run's start."""
+    announced = record.get("announced") or {}
+    dated = announced.get("published") or announced.get("modified")
+    if dated is None or policy.announced_max_age is None:
+        return False
+    return dated <= iso_utc(parse_time(run) - timedelta(seconds=policy.announced_max_age))
+
+
+def announced_since_fetch(record: dict) -> bool:
+    """Whether a feed or sitemap says the URL changed after its last fetch (its `modified`, a sitemap's lastmod)."""
+    modified = (record.get("announced") or {}).get("modified")
+    return modified is not None and record["fetched_at"] is not None and modified > record["fetched_at"]
 
 
 def is_transient(fetch: dict) -> bool:
@@ -248,6 +309,8 @@ def apply_update(record: dict | None, url: str, update: dict, run: str, layer: i
         record["first_layer"] = seen["layer"] if seen else layer
     else:
         record = dict(record)
+    if update.get("announced"):
+        record["announced"] = fold_announced(record.get("announced"), update["announced"])
     if update.get("linked") and record["first_run"] == run:
         take_sightings(record, update["linked"], new_score)  # its provisional score, until the next run's scoring
     if seen:
@@ -268,8 +331,12 @@ def apply_update(record: dict | None, url: str, update: dict, run: str, layer: i
         deferred = DEFERRED_BY_TIME_LIMIT
     elif update.get("trapped") and record["status"] == UNFETCHED and not record["seed"]:
         record.update(status=TRAPPED, deferred=update["trapped"], queued=None)
-    elif seen and seen["layer"] == layer + 1 and record["status"] == UNFETCHED:
-        # The cycle filter: linked on this layer, and never fetched on any run.
+    elif seen and seen["layer"] == layer + 1 and (
+            (record["status"] == UNFETCHED and not announced_too_old(record, run, policy))
+            or (update.get("announced") and announced_since_fetch(record) and record["status"] != TRAPPED)):
+        # The cycle filter: linked or announced on this layer, and never
+        # fetched on any run (unless a feed or sitemap dated it as old
+        # news); or announced as changed since its last fetch.
         record["queued"] = queue_mark(run, layer + 1)
     if deferred and not fetch:
         _defer(record, deferred, run, layer)
@@ -306,6 +373,9 @@ def _take_fetch(record: dict, fetch: dict, page: dict | None, duplicate: dict | 
                 policy: RevisitPolicy) -> None:
     record["fetched_at"] = fetch["fetched_at"]
     record["queued"] = None
+    if fetch["outcome"] != NOT_MODIFIED:  # a 304 keeps what the earlier fetch was
+        record["kind"] = fetch.get("kind")  # (a fetch part made before announcements has none)
+    announcement_interval = policy.announcement_intervals.get(record.get("kind"))
     if fetch["status"] is not None:
         record["fetch_count"] += 1
         record["http_status"] = fetch["status"]
@@ -326,7 +396,7 @@ def _take_fetch(record: dict, fetch: dict, page: dict | None, duplicate: dict | 
     if fetch["outcome"] == NOT_MODIFIED:
         # The earlier fetch stands, and so does what it was: a duplicate stays one.
         record["status"] = DUPLICATE if record["duplicate_of"] else NOT_MODIFIED
-        interval = policy.hub_interval if hub else _bounded(interval * policy.grow, policy)
+        interval = announcement_interval or (policy.hub_interval if hub else _bounded(interval * policy.grow, policy))
     elif fetch["outcome"] in (FETCHED, NOT_HTML):
         # A page the Parser judged has a signature of its text; any other body, its digest.
         signature = page["signature"] if page is not None else fetch["digest"]
@@ -340,7 +410,9 @@ def _take_fetch(record: dict, fetch: dict, page: dict | None, duplicate: dict | 
                       redirect_to=None, duplicate_of=duplicate["duplicate_of"] if duplicate else None)
         if first or changed:
             record["changed_at"] = fetch["fetched_at"]
-        if hub:
+        if announcement_interval:
+            interval = announcement_interval
+        elif hub:
             interval = policy.hub_interval
         elif first:
             interval = policy.first_interval

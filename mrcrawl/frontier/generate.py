@@ -1,7 +1,9 @@
 """Which URLs a layer's frontier holds, asked of the crawl db partition by
 partition (Nutch's generate step, without its full sort).
 
-- Layer 0 (`layer_zero`): the run's seeds, and every db URL that is due.
+- Layer 0 (`layer_zero`): the run's seeds, and every db URL that is due
+  (a hub of a host that announces its pages, when `revisit.announcing_hub_days`
+  says so, less often).
 - A later layer (`queued_for`): the URLs the cycle filter queued for it while
   merging the layer before (db_update.apply_update): linked on this run,
   never fetched on any run.
@@ -18,15 +20,16 @@ seeds, then hubs, then retries of transient failures, then the rest.
 """
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Iterable, Iterator
 
 import orjson
 
 from mrcrawl.frontier.caps import BFS, candidate, order_key
 from mrcrawl.frontier.crawldb import join_sorted, key_bytes
-from mrcrawl.frontier.db_update import due_before, queue_mark
+from mrcrawl.frontier.db_update import due_before, parse_time, queue_mark
 from mrcrawl.store.protocols import Utf8JsonProtocol
-from mrcrawl.store.records import FAILED, KNOWN_FIELDS, new_frontier_entry
+from mrcrawl.store.records import FAILED, FETCHED, KNOWN_FIELDS, NOT_MODIFIED, iso_utc, new_frontier_entry
 
 SEED_RANK, HUB_RANK, RETRY_RANK, OTHER_RANK = 0, 1, 2, 3
 
@@ -61,14 +64,36 @@ def _due_at(line: bytes) -> bytes | None:
 def _entry(url: str, record: dict, seed: bool, run: str, ordered: bool, order: str) -> dict:
     known = {field: record[field] for field in KNOWN_FIELDS} if record["fetch_count"] else None
     rank = SEED_RANK if seed else _rank(record)
-    entry = new_frontier_entry(rank, seed, 0 if seed else record["hops"], known, score=record["score"])
+    entry = new_frontier_entry(rank, seed, 0 if seed else record["hops"], known, score=record["score"],
+                               announced=record.get("announced"))
     return candidate(entry, None if seed else order_key(url, record, run, order)) if ordered else entry
 
 
+# How a stored record of a feed or news sitemap spells its kind: the hosts
+# that announce their new pages (page/announce.py's kinds, as compact JSON).
+_ANNOUNCING_KINDS = (b'"kind":"feed"', b'"kind":"news_sitemap"')
+
+
+def announcing_hosts(stored_lines: Iterable[bytes]) -> set[str]:
+    """The hosts of one partition (the db partitions by host) with a feed or
+    news sitemap that was read on its last fetch."""
+    hosts = set()
+    for line in stored_lines:
+        if any(kind in line for kind in _ANNOUNCING_KINDS):
+            _, record = _lines.read(line.rstrip(b"\r\n"))
+            if record["status"] in (FETCHED, NOT_MODIFIED):
+                hosts.add(record["host"])
+    return hosts
+
+
 def layer_zero(stored_lines: Iterable[bytes], seeds: list[str], run: str,
-               ordered: bool = False, order: str = BFS) -> Iterator[tuple[str, dict]]:
+               ordered: bool = False, order: str = BFS, announcing: set[str] = frozenset(),
+               announcing_hub_days: float | None = None) -> Iterator[tuple[str, dict]]:
     """Layer 0's frontier entries of one partition: its seeds (`seeds` holds
-    only this partition's) and its due URLs, in the partition's key order."""
+    only this partition's) and its due URLs, in the partition's key order.
+    With `announcing_hub_days`, a hub of an `announcing` host (not a seed)
+    is due that long after its last fetch instead: the host's feeds and
+    news sitemaps bring its new pages."""
     due = due_before(run).encode("ascii")
     for line, seed in join_sorted(stored_lines, sorted((key_bytes(url), url) for url in seeds)):
         if line is None:
@@ -78,7 +103,14 @@ def layer_zero(stored_lines: Iterable[bytes], seeds: list[str], run: str,
         due_at = _due_at(line)
         if seed is not None or (due_at is not None and due_at <= due):
             url, record = _lines.read(line)
+            if seed is None and announcing_hub_days and record["hub"] and record["host"] in announcing and (
+                    _later(record["fetched_at"], announcing_hub_days) > due.decode("ascii")):
+                continue
             yield url, _entry(url, record, seed is not None, run, ordered, order)
+
+
+def _later(moment: str, days: float) -> str:
+    return iso_utc(parse_time(moment) + timedelta(days=days))
 
 
 def queued_for(stored_lines: Iterable[bytes], run: str, layer: int,

@@ -77,6 +77,7 @@ INDEX_SCHEMA = pa.schema([
     pa.field("error_kind", _CATEGORY),  # the error's kind (store/failures.py); "unknown" for records older than kinds
     pa.field("db_status", _CATEGORY),  # the URL's status in the crawl db when the index was written
     pa.field("score", pa.float64()),  # the URL's score in the crawl db when it was queued; null when it had none
+    pa.field("kind", _CATEGORY),  # a feed's or sitemap's kind (feed, news_sitemap, sitemap, sitemap_index); null for a page
 ])
 SORT_KEYS = [("registered_domain", "ascending"), ("host", "ascending"), ("url", "ascending")]
 # The same columns with plain strings, as rows are first gathered.
@@ -112,13 +113,14 @@ def index_row(doc: dict, language: str, outlink_count: int | None, db_status: st
         "content_length": None if body is None else len(body),
         "truncated": bool(doc["truncated"]),
         "digest": None if body is None else payload_digest(body),
-        "title": page_title(doc) if doc["outcome"] == FETCHED else None,
+        "title": page_title(doc) if doc["outcome"] == FETCHED and doc.get("kind") is None else None,
         "language": language,
         "outlink_count": outlink_count,
         "error": doc["error"],
         "error_kind": error_kind(doc),
         "db_status": db_status,
         "score": doc.get("score"),  # records written before scores have no such field
+        "kind": doc.get("kind"),
     }
 
 

@@ -13,7 +13,9 @@ is the crawl's language.  `digest` is the WARC payload digest of the body
 bytes, so a page in the XML can be matched with its archive record.
 `score` is the page's score in the crawl db when it was queued (its
 PageRank, as Python writes a float), absent when it had none.  The
-optional elements appear only when the page states them.  What each field
+optional elements appear only when the page states them; a page without a
+title or a date of its own has the title and the publication date (else
+the last modification) a feed or sitemap announced for it.  What each field
 holds is in mrcrawl.page.metadata, and how the main text is found in
 mrcrawl.page.maintext.
 
@@ -87,9 +89,9 @@ def xml_safe(text: str | None) -> str:
 
 
 def indexable(doc: dict) -> bool:
-    """Whether a doc record is a page the index may have: fetched, and not
-    saying noindex (meta robots or X-Robots-Tag)."""
-    return doc["outcome"] == FETCHED and doc["meta_index"]
+    """Whether a doc record is a page the index may have: fetched, no feed
+    or sitemap, and not saying noindex (meta robots or X-Robots-Tag)."""
+    return doc["outcome"] == FETCHED and doc["meta_index"] and doc.get("kind") is None
 
 
 def page_to_xml(doc: dict, language: str) -> str | None:
@@ -112,9 +114,11 @@ def page_to_xml(doc: dict, language: str) -> str | None:
     page.set("digest", payload_digest(body))
     if doc.get("score") is not None:  # records written before scores have no such field
         page.set("score", repr(float(doc["score"])))
-    etree.SubElement(page, "headline").text = xml_safe(headline(root))
+    # A page that states no title or date has the one a feed or sitemap gave it.
+    announced = doc.get("announced") or {}
+    etree.SubElement(page, "headline").text = xml_safe(headline(root) or announced.get("title"))
     for tag, value in (("keywords", keywords(root)), ("description", description(root)),
-                       ("published", published(root))):
+                       ("published", published(root) or announced.get("published") or announced.get("modified"))):
         if value:
             etree.SubElement(page, tag).text = xml_safe(value)
     etree.SubElement(page, "content").text = xml_safe(main_text(root))

@@ -18,7 +18,10 @@
 - outlinks.py: what the Parser makes of one doc record: its out record;
 - metadata.py: what the page says about itself: headline, keywords,
   description, publication date;
-- maintext.py: its main text, the article without the site's boilerplate.
+- maintext.py: its main text, the article without the site's boilerplate;
+- announce.py: what a feed or a sitemap announces (its entries: URLs,
+  dates, titles, languages), and the feeds a page names;
+- entries.py: which of a feed's or sitemap's entries the crawl follows.
 
 Imports: store (the record schema) and config.  Never mrjob.
 """

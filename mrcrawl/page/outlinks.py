@@ -24,30 +24,43 @@ import logging
 
 from mrcrawl.config import RevisitConfig
 from mrcrawl.page.change import page_signals
+from mrcrawl.page.announce import feed_links
 from mrcrawl.page.charset import decode_page
+from mrcrawl.page.entries import EntryRules, announcers_of, followed_entries
 from mrcrawl.page.html import parse_html
 from mrcrawl.page.links import extract_anchored_links
 from mrcrawl.page.traps import NO_GUARDS, TrapGuards, trap_guard
 from mrcrawl.page.urls import UrlFilter
-from mrcrawl.store.records import FETCHED, LINKS_FROM_PAGE, REDIRECT, REDIRECT_TARGET, new_out
+from mrcrawl.store.records import ANNOUNCED, FETCHED, LINKS_FROM_PAGE, REDIRECT, REDIRECT_TARGET, new_out
 
 log = logging.getLogger(__name__)
 
 
 def out_record(doc: dict, scope: UrlFilter, hub_link_density: float = RevisitConfig.hub_link_density,
-               guards: TrapGuards = NO_GUARDS) -> dict:
+               guards: TrapGuards = NO_GUARDS, rules: EntryRules = EntryRules()) -> dict:
     """The links `doc` contributes to the next layer, filtered by the crawl's
     scope, with the page's hops, signature and hub judgement (a page is a hub
     when at least `hub_link_density` of its visible text is link text:
     config.revisit.hub_link_density).  A link in scope that one of `guards`
-    catches is put in `trapped`, with the guard, instead."""
+    catches is put in `trapped`, with the guard, instead.  A feed's or
+    sitemap's entries that `rules` follow are its links (type ANNOUNCED);
+    the feeds a page names, and its host's robots.txt sitemaps, its
+    `announcers`."""
     hops = doc.get("hops")
+    if doc.get("kind") is not None and doc["outcome"] == FETCHED:
+        entries, announced = followed_entries(doc, scope, rules)
+        links, trapped = _guarded(entries, guards)
+        kept = set(links)
+        return new_out(links, ANNOUNCED, doc["layer"], doc["fetched_at"], hops, trapped=trapped,
+                       announced=[said for url, said in zip(entries, announced) if url in kept],
+                       announcers=announcers_of(doc, [], scope))
     if doc["outcome"] == REDIRECT:
         target = doc["redirect_to"]
         links, trapped = _guarded([target] if target and scope.allows(target) else [], guards)
-        return new_out(links, REDIRECT_TARGET, doc["layer"], doc["fetched_at"], hops, trapped=trapped)
+        return new_out(links, REDIRECT_TARGET, doc["layer"], doc["fetched_at"], hops, trapped=trapped,
+                       announcers=announcers_of(doc, [], scope))
     anchored: dict[str, str] = {}
-    links, trapped = [], []
+    links, trapped, feeds = [], [], []
     signature = hub = None
     if doc["outcome"] == FETCHED:
         try:
@@ -55,12 +68,14 @@ def out_record(doc: dict, scope: UrlFilter, hub_link_density: float = RevisitCon
             if doc["meta_follow"]:
                 anchored = extract_anchored_links(root, doc["url"], doc["encoding"])
                 links, trapped = _guarded(filter(scope.allows, anchored), guards)
+                feeds = feed_links(root, doc["url"], doc["encoding"])
             signals = page_signals(root)
             signature, hub = signals.signature, signals.is_hub(hub_link_density)
         except Exception:  # one page that breaks the parser must not stop the layer
             log.exception("page %s not read: links, signature or hub judgement missing", doc["url"])
     return new_out(links, LINKS_FROM_PAGE, doc["layer"], doc["fetched_at"], hops, signature, hub, trapped,
-                   [anchored[link] for link in links], score=doc.get("score"))
+                   [anchored[link] for link in links], score=doc.get("score"),
+                   announcers=announcers_of(doc, feeds, scope))
 
 
 def _guarded(links, guards: TrapGuards) -> tuple[list[str], list[list[str]]]:

@@ -222,7 +222,7 @@ def _count_doc(doc: dict, figures: CrawlFigures, request_times: dict[str, array]
             error.examples[doc["requested_url"]] = doc["error"]
     if doc.get("status") not in (None, 304):  # an answer with a body: a 304 has neither body nor type
         figures.content_types[doc.get("content_type") or "(none)"] += 1
-    if doc["outcome"] == FETCHED:
+    if doc["outcome"] == FETCHED and not doc.get("kind"):  # a page's: a feed's or sitemap's is its XML's
         figures.charsets[doc.get("encoding") or "(unknown)"] += 1
     if doc.get("attempts"):  # a request was sent: fetched_at is when the last one started
         moment = parse_time(doc["fetched_at"]).timestamp()

@@ -67,6 +67,9 @@ class FailureKind(StrEnum):
     REDIRECT_LIMIT = "redirect_limit", "too many redirects"
     REDIRECT_LOOP = "redirect_loop", "redirect loop"
     REDIRECT_LOCATION = "redirect_location", "redirect without a usable Location"
+    # An answer read, in part: a feed or sitemap that breaks its format (the
+    # outcome stays `fetched`, and the entries before the fault are followed).
+    MALFORMED = "malformed", "feed or sitemap that does not parse, or cut short"
     # None of the above.
     OTHER = "other", "other network failure"
     UNEXPECTED = "unexpected", "unexpected error in the crawler (its log has the traceback)"

@@ -33,6 +33,7 @@ OUTCOMES = (FETCHED, NOT_HTML, NOT_MODIFIED, REDIRECT, HTTP_ERROR, NETWORK_ERROR
 # Out record types, as in the thesis's OutLinksWritable.
 LINKS_FROM_PAGE = 0
 REDIRECT_TARGET = 1
+ANNOUNCED = 2  # the entries of a feed or sitemap (page/announce.py), with what it said of each
 
 DOC_FIELDS = (
     "url",  # last URL requested in this fetch (after same-host redirects)
@@ -60,7 +61,23 @@ DOC_FIELDS = (
     "reason",  # the status line's reason phrase
     "attempts",  # requests made for this URL, redirect hops and retries included
     "duplicate_of",  # set by Merge: the URL whose content this page repeats (the dup store), else None
+    "kind",  # None for a page; for a feed or sitemap, its kind (announce.ANNOUNCEMENT_KINDS)
+    "entries",  # a feed's or sitemap's entries, [[url, published, modified, title, language], ...], else None
+    "robots_sitemaps",  # the Sitemap: URLs of the host's robots.txt, on the first doc of the host after it was read
+    "announced",  # what feeds and sitemaps said of requested_url (ANNOUNCED_FIELDS), from the crawl db, or None
 )
+
+# What announcements said of a URL (a db record's, a frontier entry's, a doc
+# record's and each type-2 out record entry's `announced`): the newest dates
+# seen, one title and language (the smallest announced: the same in any
+# order), and how many sitemap indexes led to it (0: named by robots.txt, a
+# seed, a page or a feed).
+ANNOUNCED_FIELDS = ("published", "modified", "title", "language", "nesting")
+
+
+def announced_entry(entry: list, nesting: int) -> dict:
+    """The `announced` of a doc record's entry [url, published, modified, title, language]."""
+    return {"published": entry[1], "modified": entry[2], "title": entry[3], "language": entry[4], "nesting": nesting}
 
 
 # What a frontier entry and a doc record carry of the crawl db's record: the
@@ -79,12 +96,15 @@ FRONTIER_FIELDS = (
     "known",  # the db record's KNOWN_FIELDS, or None for a URL the db has not fetched
     "deferred",  # None for a URL to fetch; for one a cap held back from the layer, the cap (DEFERRALS)
     "score",  # the db record's score: a fetched page passes a share of it to the URLs it links first seen on the run
+    "announced",  # the db record's `announced` (ANNOUNCED_FIELDS), or None
 )
 
 
 def new_frontier_entry(rank: int, seed: bool, hops: int | None, known: dict | None,
-                       deferred: str | None = None, score: float | None = None) -> dict:
-    return {"rank": f"{rank:03d}", "seed": seed, "hops": hops, "known": known, "deferred": deferred, "score": score}
+                       deferred: str | None = None, score: float | None = None,
+                       announced: dict | None = None) -> dict:
+    return {"rank": f"{rank:03d}", "seed": seed, "hops": hops, "known": known, "deferred": deferred, "score": score,
+            "announced": announced}
 
 
 # A URL's status in the crawl db, as Nutch's CrawlDatum keeps one.  Where a
@@ -142,6 +162,8 @@ DB_FIELDS = (
     "inlink_hosts",  # distinct hosts linking to it, as inlinks
     "hub",  # True for a page that leads to new URLs (home, section): revisited on every run
     "queued",  # "<run> <layer>": the frontier this run's cycle filter last put it in, or None
+    "kind",  # None for a page; for a feed or sitemap, its kind when last fetched (announce.ANNOUNCEMENT_KINDS)
+    "announced",  # what feeds and sitemaps said of it (ANNOUNCED_FIELDS), or None when none named it
 )
 
 
@@ -230,6 +252,7 @@ def new_doc(requested_url: str, layer: int, entry: dict | None = None, clock: Ru
         hops=(entry or {}).get("hops"),
         score=(entry or {}).get("score"),
         known=(entry or {}).get("known"),
+        announced=(entry or {}).get("announced"),
         layer=layer,
         fetched_at=clock.now_iso(),
         meta_follow=True,
@@ -279,7 +302,8 @@ def payload_digest(body: bytes) -> str:
 
 def new_out(outlinks: list[str], link_type: int, layer: int, timestamp: str,
             hops: int | None = None, signature: str | None = None, hub: bool | None = None,
-            trapped: list | None = None, anchors: list[str] | None = None, score: float | None = None) -> dict:
+            trapped: list | None = None, anchors: list[str] | None = None, score: float | None = None,
+            announced: list[dict] | None = None, announcers: list[str] | None = None) -> dict:
     """An out record: the links a doc record yields for the next layer, and
     what the Parser judged of the page for the revisit policy (its hops, its
     change signature, whether it is a hub); None where there is no page.
@@ -289,10 +313,14 @@ def new_out(outlinks: list[str], link_type: int, layer: int, timestamp: str,
     to `outlinks`: each link's anchor text ("" when it has none; out_anchors
     reads a record written before anchors were kept).  `score` is the
     page's score as the crawl db knew it (the doc record's), which its
-    links share (frontier/scores.py)."""
+    links share (frontier/scores.py).  An ANNOUNCED record's `announced` is
+    parallel to its outlinks, what the feed or sitemap said of each
+    (ANNOUNCED_FIELDS); a page's `announcers` are the feeds and sitemaps it,
+    or its host's robots.txt, names, offered to the next layer as links are."""
     return {"outlinks": outlinks, "type": link_type, "layer": layer, "timestamp": timestamp,
             "hops": hops, "score": score, "signature": signature, "hub": hub, "trapped": trapped or [],
-            "anchors": anchors if anchors is not None else [""] * len(outlinks)}
+            "anchors": anchors if anchors is not None else [""] * len(outlinks),
+            "announced": announced or [], "announcers": announcers or []}
 
 
 def out_anchors(out: dict) -> list[str]:

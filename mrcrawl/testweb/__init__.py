@@ -14,8 +14,13 @@
   inside (100,000 nested elements, 10 MB on one line, NUL bytes, invalid
   bytes in every charset, unknown charset labels, 50,000 links, a <base> of
   another scheme, a meta refresh loop), served beside the test web.
+- announcefaults.py: `announce_fault_server()`, feeds and sitemaps that go
+  wrong (truncated, a wrong Content-Type, 10 MB of entries, an index listing
+  itself, indexes nested 20 deep, a billion laughs, an external entity
+  naming a local file), served by a PageFaultServer for a crawl to seed.
 - daily.py: `DailyWeb`, a news web that changes day by day (new, updated,
-  deleted and failing articles), for recrawls; `start_daily_web()` serves it
+  deleted and failing articles, and on some sites the feeds and sitemaps
+  that announce them), for recrawls; `start_daily_web()` serves it
   one day at a time, and its methods are the ground truth of each day.
 
     with start_test_web(seed=1) as server:

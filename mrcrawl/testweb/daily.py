@@ -20,6 +20,20 @@ advert, a script's nonce), so their bytes differ and their text does not:
 the copy's Page names its article in `same_text_as`, and the crawler is to
 take the later of the two for a duplicate of the first.
 
+With `announcing_share`, some sites also announce their articles, as news
+sites do for aggregators: robots.txt names a sitemap index (`Sitemap:`),
+which lists a Google News sitemap of the last two days' articles, a plain
+sitemap of the week's live articles and a gzip one of the older ones; the
+home page's <head> names an RSS 2.0, an Atom and an RSS 1.0 feed of the
+newest articles (ANNOUNCEMENTS has their paths).  With
+`announced_only_share`, some articles of those sites are linked by no page
+(no hub lists them, no article relates to them): only the feeds and
+sitemaps lead to them.  A feed or sitemap is no article: it is not among the
+day's events, never fails nor goes, has no outlinks (its entries are
+entries(), not links), and its version is the day its entries last changed.
+The other sites announce nothing: no `Sitemap:` line, no feed named, 404 for
+those paths.
+
 Every 200 carries an ETag (a hash of the body: a strong validator) and a
 Last-Modified (when the article last changed; for a hub, the day served), and
 the server answers conditional requests with 304 (server.not_modified).
@@ -36,18 +50,26 @@ only when it is asked for.
         server.set_day(2)
         web.events(2).deleted        # what a recrawl on day 2 must notice
         web.reachable(2, depth=3)    # what a crawl of 3 layers requests on day 2
+        web.entries(web.robots_sitemaps(web.seed_urls[0])[0], 2)  # what a sitemap index lists on day 2
+        web.discovery(2, depth=4)    # how that crawl finds each new article: linked, announced, both
 """
 
 from __future__ import annotations
 
 import email.utils
+import gzip
+import html
 import hashlib
+import itertools
 import math
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import NamedTuple
 from urllib.parse import urlsplit
+from xml.sax.saxutils import escape
+
+from mrcrawl.store.records import iso_utc
 
 from .markup import Link, document
 from .model import Host, Page, Robots, RobotsGroup, Web, missing_page, path_of, request_key
@@ -72,6 +94,49 @@ PAPERS = ("Herald", "Courier", "Gazette", "Post", "Chronicle")
 # meets the other sites through links.
 PARTNER_SITES = 2
 
+# An announcing site's feeds and sitemaps: path -> (kind, as the crawler names
+# it; Content-Type).  All sit at the site's root, so that no sitemap lists
+# URLs outside its own directory (the crawler's `sitemap_strict`).
+SITEMAP_INDEX = "/sitemap_index.xml"
+NEWS_SITEMAP = "/sitemap_news.xml"
+RECENT_SITEMAP = "/sitemap_articles.xml"
+ARCHIVE_SITEMAP = "/sitemap_archive.xml.gz"  # gzip-compressed, sent as is: no Content-Encoding
+RSS_FEED, ATOM_FEED, RDF_FEED = "/feed.rss", "/feed.atom", "/feed.rdf"
+ANNOUNCEMENTS = {
+    SITEMAP_INDEX: ("sitemap_index", "application/xml"),
+    NEWS_SITEMAP: ("news_sitemap", "application/xml"),
+    RECENT_SITEMAP: ("sitemap", "application/xml"),
+    ARCHIVE_SITEMAP: ("sitemap", "application/gzip"),
+    RSS_FEED: ("feed", "application/rss+xml"),
+    ATOM_FEED: ("feed", "application/atom+xml"),
+    RDF_FEED: ("feed", "application/rdf+xml"),
+}
+ANNOUNCEMENT_PATHS = tuple(ANNOUNCEMENTS)
+INDEXED_SITEMAPS = (NEWS_SITEMAP, RECENT_SITEMAP, ARCHIVE_SITEMAP)  # what the sitemap index lists
+FEEDS = (RSS_FEED, ATOM_FEED, RDF_FEED)
+# How the home page's <head> names each feed: root-relative, absolute (None) and path-relative.
+FEED_HREFS = {RSS_FEED: "/feed.rss", ATOM_FEED: None, RDF_FEED: "feed.rdf"}
+FEED_NAMES = {RSS_FEED: "RSS 2.0", ATOM_FEED: "Atom", RDF_FEED: "RSS 1.0"}
+NEWS_DAYS = 2  # the news sitemap lists the articles published on the day and the day before
+ARCHIVE_AFTER_DAYS = 7  # an article published this many days before the day moves to the archive sitemap
+LANGUAGE = "en"
+FEED_ZONE = timezone(timedelta(hours=1))  # the zone some feed dates are written in (the others: UTC)
+XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
+SITEMAPS_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
+ATOM_NS = "http://www.w3.org/2005/Atom"
+RDF_NS = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RSS1_NS = "http://purl.org/rss/1.0/"
+DC_NS = "http://purl.org/dc/elements/1.1/"
+
+# The crawler's defaults that decide what it follows of an announcement
+# (what the model's reachable() obeys unless told otherwise).
+ANNOUNCED_MAX_AGE_DAYS = 30
+MAX_SITEMAP_NESTING = 2
+
+# How a crawl's walk finds an article (discovery()).
+LINKED, ANNOUNCED, BOTH, UNREACHED = "linked", "announced", "both", "unreached"
+
 
 @dataclass(frozen=True)
 class DailySpec:
@@ -92,6 +157,12 @@ class DailySpec:
     latest: int = 10  # articles a hub page lists, newest first
     related: int = 2  # older articles of its section an article links to
     days: int = 7
+    # Share of the sites that announce their articles (robots.txt's Sitemap:, sitemaps, feeds);
+    # the others announce nothing.  0: none does, and not a byte differs from a web without them.
+    announcing_share: float = 0.0
+    # Chance per article of an announcing site, when it is published: no page links it, only the
+    # feeds and sitemaps list it.
+    announced_only_share: float = 0.0
 
     def __post_init__(self) -> None:
         if not 1 <= self.sites <= 253:  # 127.0.0.2 to 127.0.0.254
@@ -99,18 +170,40 @@ class DailySpec:
         if min(self.sections, self.articles, self.latest, self.days) < 1 or self.related < 0:
             raise ValueError("sections, articles, latest and days must be at least 1, related at least 0")
         shares = (self.new_share, self.updated_share, self.deleted_share, self.fail_once_share,
-                  self.cross_posted_share)
+                  self.cross_posted_share, self.announcing_share, self.announced_only_share)
         if not all(0.0 <= share <= 1.0 for share in shares):
             raise ValueError("the shares must be between 0 and 1")
         if self.cross_posted_share and self.sections < 2:
             raise ValueError("cross_posted_share needs at least 2 sections: a second one to publish in")
+        if self.announced_only_share and not self.announcing_sites:
+            raise ValueError("announced_only_share needs an announcing site: raise announcing_share")
 
     @property
     def new_per_day(self) -> int:
         return round(self.articles * self.new_share)
 
+    @property
+    def announcing_sites(self) -> int:
+        """How many sites announce: `announcing_share` of them, rounded half up."""
+        return math.floor(self.sites * self.announcing_share + 0.5)
+
 
 BENCHMARK_SPEC = DailySpec(sites=50, sections=20, articles=2000, new_share=0.02, latest=25)
+# The benchmark's web with 80% of the sites announcing, a few articles on them announced only.
+ANNOUNCING_BENCHMARK_SPEC = DailySpec(sites=50, sections=20, articles=2000, new_share=0.02, latest=25,
+                                      announcing_share=0.8, announced_only_share=0.05)
+
+
+class AnnouncedEntry(NamedTuple):
+    """One entry of a feed or sitemap, as a correct parser reads it: an
+    absolute URL; dates as the crawler's records write them (records.iso_utc),
+    None when the document gives none; the title as plain text."""
+
+    url: str
+    published: str | None  # pubDate, dc:date, Atom's published, news:publication_date
+    modified: str | None  # lastmod, Atom's updated
+    title: str | None
+    language: str | None  # news:language, or the feed's language
 
 
 @dataclass(frozen=True)
@@ -128,8 +221,10 @@ class _Spot(NamedTuple):
     """Where a URL of the web is: its site, what it is, and which one."""
 
     site: int
-    kind: str  # "robots", "home", "section", "article", or "copy": a cross-posted article in its second section
-    number: int  # the section's, or the article's (0 for the others)
+    # "robots", "home", "section", "article", "copy": a cross-posted article in
+    # its second section, or "announcement": a feed or sitemap
+    kind: str
+    number: int  # the section's, the article's, the announcement's in ANNOUNCEMENT_PATHS (0 for the others)
 
 
 ARTICLE_KINDS = ("article", "copy")
@@ -145,11 +240,16 @@ class DailyWeb:
             raise ValueError(f"bad port {port}")
         self.spec = spec
         self.port = port
+        ranked = sorted(range(spec.sites), key=lambda site: self._number("announces", site, 0))
+        self._announcing = frozenset(ranked[:spec.announcing_sites])
         hosts = tuple(Host(f"127.0.0.{2 + site}", port, "daily", ROBOTS) for site in range(spec.sites))
         robots = {}
-        for host in hosts:
+        for site, host in enumerate(hosts):
             url = host.url("/robots.txt")
-            robots[url] = self._page(url, "robots", ROBOTS.body, 1, content_type="text/plain")
+            body = ROBOTS.body
+            if site in self._announcing:
+                body += f"\nSitemap: {host.url(SITEMAP_INDEX)}\n".encode()
+            robots[url] = self._page(url, "robots", body, 1, content_type="text/plain")
         # What is the same every day, as a Web: hosts, robots.txt, seeds, crawl config.
         self.static = Web(seed=spec.seed, port=port, hosts=hosts, pages=robots,
                           seed_urls=tuple(host.url("/") for host in hosts), seed_spellings={})
@@ -223,8 +323,8 @@ class DailyWeb:
         return spot is not None and self._answers(spot, day)
 
     def existing(self, day: int) -> set[str]:
-        """Every URL that answers 200 on `day`, robots.txt files included."""
-        urls = set(self.static.pages) | set(self.hub_urls())
+        """Every URL that answers 200 on `day`, robots.txt files, feeds and sitemaps included."""
+        urls = set(self.static.pages) | set(self.hub_urls()) | set(self.announcement_urls())
         for site in range(self.spec.sites):
             urls.update(url for n in range(self._count(day)) if not self._deleted_by(site, n, day)
                         for url in self._urls_of(site, n))
@@ -275,6 +375,8 @@ class DailyWeb:
             return self._version(spot.site, spot.number, day)
         if spot.kind == "robots":
             return 1
+        if spot.kind == "announcement":
+            return self._announcement_version(spot.site, ANNOUNCEMENT_PATHS[spot.number], day)
         for changed in range(day, 1, -1):
             if self._outlinks(spot, changed) != self._outlinks(spot, changed - 1):
                 return changed
@@ -286,17 +388,135 @@ class DailyWeb:
         spot = self._locate(url)
         return self._outlinks(spot, day) if spot and self._answers(spot, day) else ()
 
-    def reachable(self, day: int, depth: int) -> dict[str, int]:
-        """The URLs a crawl of `depth` layers from the seeds requests on `day`,
-        each with the layer that first finds it (0: the seeds).  Dead links
-        count: an article keeps linking an older one after it is deleted."""
-        layer_of = dict.fromkeys(self.seed_urls, 0)
-        frontier = list(self.seed_urls)
+    def reachable(self, day: int, depth: int, *, seeds=None, max_age_days: float = ANNOUNCED_MAX_AGE_DAYS,
+                  max_sitemap_nesting: int = MAX_SITEMAP_NESTING, sitemap_strict: bool = True) -> dict[str, int]:
+        """The URLs a crawl of `depth` layers from `seeds` (the home pages by
+        default) requests on `day`, each with the layer that first finds it
+        (0: the seeds).  Dead links count: an article keeps linking an older
+        one after it is deleted.  On a web whose sites announce, the crawl
+        also follows what they announce, with the crawler's rules (the
+        keywords are its settings announced_max_age_days,
+        max_sitemap_nesting and sitemap_strict):
+        - a URL requested on layer L offers on layer L+1, when it answers 200,
+          its links and the feeds it names; and, whatever it answers, the
+          `Sitemap:` URLs of its host's robots.txt (the crawler offers them
+          with the first page of the host settled on each layer);
+        - a feed or sitemap requested on layer L offers its entries on layer
+          L+1, but not those dated (published, else modified) `max_age_days`
+          or more before date(day) (the crawl's clock has passed date(day)
+          when it fetches: an entry exactly that old is already too old);
+          with `sitemap_strict`, a sitemap's only when under the sitemap's
+          directory; a sitemap index's only while the entries' nesting (the
+          sitemap indexes that led to them; 0 for a seed, robots.txt's
+          sitemaps, a page's feeds) is at most `max_sitemap_nesting`."""
+        return self._walk(day, depth, seeds, max_age_days, max_sitemap_nesting, sitemap_strict)[0]
+
+    def discovery(self, day: int, depth: int, **rules) -> dict[str, str]:
+        """How the crawl reachable(day, depth, **rules) finds each of the
+        day's new articles (events(day).published, copies included): LINKED
+        when only links of the pages it fetches lead to it, ANNOUNCED when
+        only entries of the feeds and sitemaps it fetches do, BOTH, or
+        UNREACHED (no page nor announcement of its layers but the last)."""
+        found_by = self._walk(day, depth, rules.pop("seeds", None), **rules)[1]
+        paths = {}
+        for url in self.events(day).published:
+            ways = found_by.get(url, set())
+            paths[url] = BOTH if len(ways) == 2 else next(iter(ways)) if ways else UNREACHED
+        return paths
+
+    def _walk(self, day: int, depth: int, seeds, max_age_days: float = ANNOUNCED_MAX_AGE_DAYS,
+              max_sitemap_nesting: int = MAX_SITEMAP_NESTING,
+              sitemap_strict: bool = True) -> tuple[dict[str, int], dict[str, set[str]]]:
+        """reachable()'s walk: each URL's layer, and the ways (LINKED,
+        ANNOUNCED) the URLs are offered by what the walk fetches."""
+        seeds = self.seed_urls if seeds is None else tuple(seeds)
+        layer_of = dict.fromkeys(seeds, 0)
+        nesting_of = dict.fromkeys(seeds, 0)
+        found_by: dict[str, set[str]] = {}
+        too_old = self.date(day) - timedelta(days=max_age_days)
+        frontier = list(layer_of)
         for layer in range(1, depth):
-            found = [link for url in frontier for link in self.outlinks(url, day) if link not in layer_of]
-            frontier = list(dict.fromkeys(found))
+            offered: dict[str, int] = {}  # URL -> its nesting
+
+            def offer(url: str, nesting: int, way: str | None = None) -> None:
+                offered[url] = min(nesting, offered.get(url, nesting))
+                if way:
+                    found_by.setdefault(url, set()).add(way)
+
+            hosts = set()
+            for url in frontier:
+                site = self._site_of(url)
+                if site is not None and site not in hosts:
+                    hosts.add(site)
+                    for sitemap in self.robots_sitemaps(url):
+                        offer(sitemap, 0)
+                spot = self._locate(url)
+                if spot is None or not self._answers(spot, day):
+                    continue
+                for link in self._outlinks(spot, day):
+                    offer(link, 0, LINKED)
+                for feed in self._feeds(spot):
+                    offer(feed, 0)
+                if spot.kind != "announcement":
+                    continue
+                path = ANNOUNCEMENT_PATHS[spot.number]
+                kind = ANNOUNCEMENTS[path][0]
+                nesting = nesting_of[url] + (kind == "sitemap_index")
+                if kind == "sitemap_index" and nesting > max_sitemap_nesting:
+                    continue
+                directory = url.rpartition("/")[0] + "/"
+                for entry in self._entries(spot.site, path, day):
+                    dated = entry.published or entry.modified
+                    if dated and datetime.fromisoformat(dated) <= too_old:
+                        continue
+                    if sitemap_strict and kind != "feed" and not entry.url.startswith(directory):
+                        continue
+                    offer(entry.url, nesting, ANNOUNCED)
+            frontier = [url for url in offered if url not in layer_of]
             layer_of.update(dict.fromkeys(frontier, layer))
-        return layer_of
+            nesting_of.update((url, offered[url]) for url in frontier)
+        return layer_of, found_by
+
+    # -- what the sites announce ----------------------------------------------------------
+
+    def announces(self, url: str) -> bool:
+        """Whether the site of `url` announces its articles."""
+        return self._site_of(url) in self._announcing
+
+    def announcement_urls(self) -> list[str]:
+        """Every feed and sitemap the web serves, site by site, in ANNOUNCEMENTS' order."""
+        return [self._url(site, path) for site in sorted(self._announcing) for path in ANNOUNCEMENT_PATHS]
+
+    def announcement_kind(self, url: str) -> str | None:
+        """The kind of the feed or sitemap at `url` (the crawler's names: "feed",
+        "news_sitemap", "sitemap", "sitemap_index"), None for any other URL."""
+        spot = self._locate(url)
+        return ANNOUNCEMENTS[ANNOUNCEMENT_PATHS[spot.number]][0] if spot and spot.kind == "announcement" else None
+
+    def robots_sitemaps(self, url: str) -> tuple[str, ...]:
+        """The `Sitemap:` URLs of the robots.txt of `url`'s host (every day the same)."""
+        site = self._site_of(url)
+        return (self._url(site, SITEMAP_INDEX),) if site in self._announcing else ()
+
+    def feeds(self, url: str, day: int) -> tuple[str, ...]:
+        """The feeds the page at `url` names on `day` (its <link rel="alternate">), canonical, in page order."""
+        spot = self._locate(url)
+        return self._feeds(spot) if spot and self._answers(spot, day) else ()
+
+    def entries(self, url: str, day: int) -> tuple[AnnouncedEntry, ...]:
+        """What the feed or sitemap at `url` lists on `day`, in document order
+        (a sitemap index: its sitemaps, with their lastmod); () for any other URL.
+        The sitemaps and feeds list an article's own URL, never its copy's."""
+        spot = self._locate(url)
+        if spot is None or spot.kind != "announcement":
+            return ()
+        return self._entries(spot.site, ANNOUNCEMENT_PATHS[spot.number], day)
+
+    def announced_only(self, url: str) -> bool:
+        """Whether `url` is an article (or its copy) that no page links: only
+        feeds and sitemaps lead to it."""
+        spot = self._locate(url)
+        return spot is not None and spot.kind in ARTICLE_KINDS and self._announced_only(spot.site, spot.number)
 
     # -- articles: numbered per site in order of publication ----------------------------
 
@@ -355,6 +575,11 @@ class DailyWeb:
     def _article_url(self, site: int, n: int) -> str:
         return self._url(site, self._article_path(site, n))
 
+    def _announced_only(self, site: int, n: int) -> bool:
+        """Whether no page links article `n`: only its site's announcements list it."""
+        share = self.spec.announced_only_share
+        return share > 0 and site in self._announcing and self._uniform("announced only", site, n) < share
+
     def _cross_posted(self, site: int, n: int) -> bool:
         """Whether article `n` is also published in a second section, its copy's."""
         share = self.spec.cross_posted_share
@@ -379,8 +604,12 @@ class DailyWeb:
         sections = self.spec.sections
         older = n // sections  # the section's articles before n: n % sections + i * sections, i < older
         chooser = random.Random(self._number("related", site, n))
-        picked = chooser.sample(range(older), min(self.spec.related, older))
-        return [n % sections + i * sections for i in picked]
+        if not (site in self._announcing and self.spec.announced_only_share):
+            picked = chooser.sample(range(older), min(self.spec.related, older))
+            return [n % sections + i * sections for i in picked]
+        # The first in a random order that some page may link.
+        shuffled = (n % sections + i * sections for i in chooser.sample(range(older), older))
+        return list(itertools.islice((m for m in shuffled if not self._announced_only(site, m)), self.spec.related))
 
     def _listed(self, site: int, section: int | None, day: int) -> list[tuple[int, bool]]:
         """A hub's articles on `day`: the newest live ones of the section (of
@@ -399,7 +628,7 @@ class DailyWeb:
                           or (self._second_section(n) == section and self._cross_posted(site, n)))
         listed: list[tuple[int, bool]] = []
         for n, copy in candidates:
-            if not self._deleted_by(site, n, day):
+            if not self._deleted_by(site, n, day) and not self._announced_only(site, n):
                 listed.append((n, copy))
                 if len(listed) == self.spec.latest:
                     break
@@ -424,14 +653,21 @@ class DailyWeb:
 
     def _locate(self, url: str) -> _Spot | None:
         parts = urlsplit(url)
-        if parts.scheme != "http" or parts.query or parts.fragment:
+        if parts.query or parts.fragment:
+            return None
+        site = self._site_of(url)
+        return None if site is None else self._locate_path(site, parts.path)
+
+    def _site_of(self, url: str) -> int | None:
+        """The site that serves `url`, None when none does."""
+        parts = urlsplit(url)
+        if parts.scheme != "http":
             return None
         try:
             port = parts.port
         except ValueError:
             return None
-        site = self._site_at.get(parts.hostname) if port == self.port else None
-        return None if site is None else self._locate_path(site, parts.path)
+        return self._site_at.get(parts.hostname) if port == self.port else None
 
     def _locate_path(self, site: int, path: str) -> _Spot | None:
         if path == "/robots.txt":
@@ -440,6 +676,8 @@ class DailyWeb:
             return _Spot(site, "home", 0)
         if path in self._section_at:
             return _Spot(site, "section", self._section_at[path])
+        if path in ANNOUNCEMENTS:
+            return _Spot(site, "announcement", ANNOUNCEMENT_PATHS.index(path)) if site in self._announcing else None
         stem, _, number = path.removesuffix(".html").rpartition("-")
         # (A number of thousands of digits would be too long for int().)
         if not (path.endswith(".html") and stem and number.isascii() and number.isdigit() and len(number) < 10):
@@ -494,12 +732,25 @@ class DailyWeb:
             return self.static.pages[self._url(site, "/robots.txt")]
         if kind in ARTICLE_KINDS:
             return self._render_article(site, number, day, copy=kind == "copy")
+        if kind == "announcement":
+            return self._render_announcement(site, ANNOUNCEMENT_PATHS[number], day)
         name = site_name(site)
         title = name if kind == "home" else f"{section_name(number).capitalize()} - {name}"
         # The edition's date makes a hub's bytes differ every day.
         paragraphs = (f"Edition of {edition(self.date(day))}.", f"The latest news from {name}.")
         path = "/" if kind == "home" else section_path(number)
-        return self._html(self._url(site, path), kind, title, paragraphs, self._links(spot, day), day)
+        feeds = self._feeds(spot)
+        head = "".join(f'<link rel="alternate" type="{ANNOUNCEMENTS[feed][1]}" title="{html.escape(name)} '
+                       f'({FEED_NAMES[feed]})" href="{FEED_HREFS[feed] or self._url(site, feed)}">\n'
+                       for feed in FEEDS) if feeds else ""
+        return self._html(self._url(site, path), kind, title, paragraphs, self._links(spot, day), day,
+                          head=head, feeds=feeds)
+
+    def _feeds(self, spot: _Spot) -> tuple[str, ...]:
+        """The feeds a page names: an announcing site's home page names its three."""
+        if spot.kind == "home" and spot.site in self._announcing:
+            return tuple(self._url(spot.site, feed) for feed in FEEDS)
+        return ()
 
     def _render_article(self, site: int, n: int, day: int, copy: bool = False) -> Page:
         spot = _Spot(site, "copy" if copy else "article", n)
@@ -528,6 +779,156 @@ class DailyWeb:
         clock = f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
         return {"head": f'<script nonce="{number:016x}">var pageNonce = "{number:016x}";</script>\n',
                 "body_extra": f'<header>Rendered at {clock} UTC</header>\n<img src="/ads/{advert}.png" alt="">\n'}
+
+    # -- feeds and sitemaps ----------------------------------------------------------
+
+    def _announced_articles(self, site: int, path: str, day: int) -> list[int]:
+        """The articles an announcement lists on `day`, newest first: a feed the
+        newest `latest`; the news sitemap those published on the day and the day
+        before; the plain sitemap the others of the last ARCHIVE_AFTER_DAYS days,
+        and the archive the older ones."""
+        live = (n for n in range(self._count(day) - 1, -1, -1) if not self._deleted_by(site, n, day))
+        if path in FEEDS:
+            return list(itertools.islice(live, self.spec.latest))
+        if path == NEWS_SITEMAP:
+            return list(itertools.takewhile(lambda n: self._published_day(n) > day - NEWS_DAYS, live))
+        recent = day - ARCHIVE_AFTER_DAYS
+        if path == RECENT_SITEMAP:
+            return list(itertools.takewhile(lambda n: self._published_day(n) > recent, live))
+        return [n for n in live if self._published_day(n) <= recent]
+
+    def _entries(self, site: int, path: str, day: int) -> tuple[AnnouncedEntry, ...]:
+        if path == SITEMAP_INDEX:
+            return tuple(AnnouncedEntry(self._url(site, listed), None,
+                                        iso_utc(self.date(self._announcement_version(site, listed, day))), None, None)
+                         for listed in INDEXED_SITEMAPS)
+        entries = []
+        for n in self._announced_articles(site, path, day):
+            url, published = self._article_url(site, n), iso_utc(self.date(self._published_day(n)))
+            if path == RECENT_SITEMAP:
+                entry = AnnouncedEntry(url, None, iso_utc(self.date(self._version(site, n, day))), None, None)
+            elif path == ARCHIVE_SITEMAP:  # its lastmod is a date alone: midnight UTC
+                changed = self.date(self._version(site, n, day)).replace(hour=0)
+                entry = AnnouncedEntry(url, None, iso_utc(changed), None, None)
+            else:
+                modified = iso_utc(self.date(self._version(site, n, day))) if path == ATOM_FEED else None
+                entry = AnnouncedEntry(url, published, modified, self._announced_title(site, n), LANGUAGE)
+            entries.append(entry)
+        return tuple(entries)
+
+    def _announcement_version(self, site: int, path: str, day: int) -> int:
+        """The day an announcement's entries last changed, as of `day` (1 at the earliest)."""
+        return next((changed for changed in range(day, 1, -1) if self._announcement_changed(site, path, changed)), 1)
+
+    def _announcement_changed(self, site: int, path: str, day: int) -> bool:
+        """Whether the entries of an announcement on `day` differ from the day
+        before's (what _entries() gives, told without making them: a hub's
+        worth of entries each day, not a site's)."""
+        if path == SITEMAP_INDEX:  # its entries are its sitemaps' versions
+            return any(self._announcement_changed(site, listed, day) for listed in INDEXED_SITEMAPS)
+        articles = self._announced_articles(site, path, day)
+        if articles != self._announced_articles(site, path, day - 1):
+            return True
+        # An article's entry changes with its version only where it gives its modified date.
+        return path in (ATOM_FEED, RECENT_SITEMAP, ARCHIVE_SITEMAP) and any(
+            self._updated(site, n, day) for n in articles)
+
+    def _title_parts(self, site: int, n: int) -> tuple[str, str]:
+        """An announced title's two halves: the article's title, and its section and more."""
+        return self._title(site, n), f"{section_name(n % self.spec.sections).capitalize()} & more"
+
+    def _announced_title(self, site: int, n: int) -> str:
+        """The title feeds and the news sitemap give an article, as plain text
+        (its page's title is the first half)."""
+        return " \u2013 ".join(self._title_parts(site, n))
+
+    def _render_announcement(self, site: int, path: str, day: int) -> Page:
+        kind, content_type = ANNOUNCEMENTS[path]
+        url, version = self._url(site, path), self._announcement_version(site, path, day)
+        writer = {SITEMAP_INDEX: self._sitemap_index, RSS_FEED: self._rss, ATOM_FEED: self._atom,
+                  RDF_FEED: self._rdf}.get(path, self._urlset)
+        text = writer(site, path, day, version)
+        body = gzip.compress(text.encode(), mtime=0) if path == ARCHIVE_SITEMAP else text.encode()
+        return self._page(url, kind, body, version, content_type=content_type, text=text,
+                          charset="utf-8", declared="xml")
+
+    def _sitemap_index(self, site: int, path: str, day: int, version: int) -> str:
+        items = "".join(f"<sitemap><loc>{escape(entry.url)}</loc><lastmod>{entry.modified[:19]}Z</lastmod></sitemap>\n"
+                        for entry in self._entries(site, path, day))
+        return f'{XML_DECLARATION}<sitemapindex xmlns="{SITEMAPS_NS}">\n{items}</sitemapindex>\n'
+
+    def _urlset(self, site: int, path: str, day: int, version: int) -> str:
+        """The news sitemap, the plain one and the archive."""
+        items = []
+        for n in self._announced_articles(site, path, day):
+            loc = f"<loc>{escape(self._article_url(site, n))}</loc>"
+            changed = self.date(self._version(site, n, day))
+            if path == NEWS_SITEMAP:
+                title, more = self._title_parts(site, n)
+                items.append(
+                    f"<url>{loc}<news:news><news:publication><news:name>{escape(site_name(site))}</news:name>"
+                    f"<news:language>{LANGUAGE}</news:language></news:publication>"
+                    f"<news:publication_date>{self.date(self._published_day(n)):%Y-%m-%dT%H:%M:%SZ}"
+                    f"</news:publication_date><news:title>{escape(title)} &#8211; {escape(more)}</news:title>"
+                    "</news:news></url>\n")
+            elif path == RECENT_SITEMAP:
+                items.append(f"<url>{loc}<lastmod>{changed.isoformat()}</lastmod></url>\n")
+            else:
+                items.append(f"<url>{loc}<lastmod>{changed:%Y-%m-%d}</lastmod></url>\n")
+        news = f' xmlns:news="{NEWS_NS}"' if path == NEWS_SITEMAP else ""
+        return f'{XML_DECLARATION}<urlset xmlns="{SITEMAPS_NS}"{news}>\n{"".join(items)}</urlset>\n'
+
+    def _rss(self, site: int, path: str, day: int, version: int) -> str:
+        """RSS 2.0: titles with escaped markup; every other link root-relative;
+        every other date in another zone."""
+        items = []
+        for i, n in enumerate(self._announced_articles(site, path, day)):
+            title, more = self._title_parts(site, n)
+            link = self._article_path(site, n) if i % 2 else self._article_url(site, n)
+            published = self.date(self._published_day(n))
+            date = (email.utils.format_datetime(published.astimezone(FEED_ZONE)) if i % 2
+                    else email.utils.format_datetime(published, usegmt=True))
+            items.append(f"<item><title>&lt;b&gt;{escape(title)}&lt;/b&gt; &#8211; {escape(more)}</title>"
+                         f"<link>{escape(link)}</link><guid isPermaLink=\"false\">{site}-{n}</guid>"
+                         f"<pubDate>{date}</pubDate></item>\n")
+        return (f'{XML_DECLARATION}<rss version="2.0">\n<channel>\n<title>{escape(site_name(site))}</title>\n'
+                f"<link>{self._url(site, '/')}</link>\n<description>The latest news from "
+                f"{escape(site_name(site))}.</description>\n<language>{LANGUAGE}</language>\n"
+                f"{''.join(items)}</channel>\n</rss>\n")
+
+    def _atom(self, site: int, path: str, day: int, version: int) -> str:
+        """Atom, with an xml:base: every other link relative to it; published
+        dates in another zone than updated ones."""
+        entries = []
+        for i, n in enumerate(self._announced_articles(site, path, day)):
+            title, more = self._title_parts(site, n)
+            link = self._article_url(site, n) if i % 2 else self._article_path(site, n).lstrip("/")
+            published = self.date(self._published_day(n)).astimezone(FEED_ZONE).isoformat()
+            entries.append(
+                f'<entry><title type="text">{escape(title)} &#x2013; {escape(more)}</title>'
+                f'<link rel="alternate" type="text/html" href="{escape(link)}"/><id>urn:testweb:{site}:{n}</id>'
+                f"<published>{published}</published>"
+                f"<updated>{self.date(self._version(site, n, day)):%Y-%m-%dT%H:%M:%SZ}</updated></entry>\n")
+        return (f'{XML_DECLARATION}<feed xmlns="{ATOM_NS}" xml:base="{self._url(site, "/")}" xml:lang="{LANGUAGE}">\n'
+                f"<title>{escape(site_name(site))}</title>\n<id>urn:testweb:{site}</id>\n"
+                f"<updated>{self.date(version):%Y-%m-%dT%H:%M:%SZ}</updated>\n{''.join(entries)}</feed>\n")
+
+    def _rdf(self, site: int, path: str, day: int, version: int) -> str:
+        """RSS 1.0: every other item's URL root-relative."""
+        articles = self._announced_articles(site, path, day)
+        urls = [self._article_path(site, n) if i % 2 else self._article_url(site, n) for i, n in enumerate(articles)]
+        items = []
+        for n, url in zip(articles, urls):
+            title, more = self._title_parts(site, n)
+            items.append(f'<item rdf:about="{escape(url)}"><title>{escape(title)} &#x2013; {escape(more)}</title>'
+                         f"<link>{escape(url)}</link>"
+                         f"<dc:date>{self.date(self._published_day(n)):%Y-%m-%dT%H:%M:%SZ}</dc:date></item>\n")
+        sequence = "".join(f'<rdf:li rdf:resource="{escape(url)}"/>' for url in urls)
+        return (f'{XML_DECLARATION}<rdf:RDF xmlns:rdf="{RDF_NS}" xmlns="{RSS1_NS}" xmlns:dc="{DC_NS}">\n'
+                f'<channel rdf:about="{self._url(site, path)}"><title>{escape(site_name(site))}</title>'
+                f"<link>{self._url(site, '/')}</link><description>The latest news from {escape(site_name(site))}."
+                f"</description><dc:language>{LANGUAGE}</dc:language>"
+                f"<items><rdf:Seq>{sequence}</rdf:Seq></items></channel>\n{''.join(items)}</rdf:RDF>\n")
 
     def _html(self, url: str, kind: str, title: str, paragraphs: tuple[str, ...], links: list[Link],
               modified: int, head: str = "", body_extra: str = "", **fields) -> Page:

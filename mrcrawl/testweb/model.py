@@ -127,6 +127,9 @@ class Page:
     # Parallel to `links`: the anchor text of each link's first occurrence
     # (None where the page's markup is not modelled); empty when no link is.
     anchors: tuple[str | None, ...] = ()
+    # The feeds its <link rel="alternate"> names (canonical, in order): not
+    # links, which a crawler follows as any other, but announcements.
+    feeds: tuple[str, ...] = ()
     follow: bool = True  # meta robots / X-Robots-Tag allow following links
     index: bool = True  # meta robots / X-Robots-Tag allow indexing
     charset: str | None = None  # WHATWG label of the encoding the body is written in

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -179,9 +180,11 @@ def fault_pages(origin: str) -> dict[str, FaultPage]:
 
 class PageFaultServer:
     """Serves fault_pages() on ADDRESS (a free port), logging every request;
-    any other path is a 404 (robots.txt too: everything is allowed)."""
+    any other path is a 404 (robots.txt too: everything is allowed).  Other
+    hostile webs serve their own `pages` (a function of the origin) the same
+    way, from an address of their own."""
 
-    def __init__(self, address: str = ADDRESS):
+    def __init__(self, address: str = ADDRESS, pages: Callable[[str], dict[str, FaultPage]] = fault_pages):
         owner = self
         self._log: list[LogEntry] = []
         self._lock = threading.Lock()
@@ -221,7 +224,7 @@ class PageFaultServer:
         self._server.daemon_threads = True
         self.address, self.port = self._server.server_address[:2]
         self.origin = f"http://{self.address}:{self.port}"
-        self.pages = fault_pages(self.origin)
+        self.pages = pages(self.origin)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     def url(self, path: str) -> str:
