@@ -218,11 +218,15 @@ class LoopbackProxy:
         self._server.server_close()
 
 
-def write_daily_inputs(server, directory: Path, revisit: dict | None = None, **overrides) -> tuple[Path, Path, dict]:
-    """write_inputs() for a daily web's server, with a `revisit:` mapping in the config."""
+def write_daily_inputs(server, directory: Path, revisit: dict | None = None, order: str | None = None,
+                       **overrides) -> tuple[Path, Path, dict]:
+    """write_inputs() for a daily web's server, with a `revisit:` mapping
+    and an `order` in the config.  `order: bfs` with no caps computes no
+    scores: a week whose test reads none runs no scoring step."""
     seeds, conf, config = write_inputs(server, directory, **overrides)
-    if revisit is not None:
-        config = {**config, "revisit": dict(revisit)}
+    extra = {key: value for key, value in (("revisit", revisit), ("order", order)) if value is not None}
+    if extra:
+        config = {**config, **extra}
         conf.write_text(yaml.safe_dump(config), encoding="utf-8")
     return seeds, conf, config
 

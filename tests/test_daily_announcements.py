@@ -45,7 +45,7 @@ def week(tmp_path_factory) -> tuple[DailyWeb, list[Day]]:
     days = []
     with start_daily_web(SPEC) as server:
         web = server.web
-        seeds, conf, config = write_daily_inputs(server, directory, revisit=REVISIT, retries=RETRIES)
+        seeds, conf, config = write_daily_inputs(server, directory, revisit=REVISIT, order="bfs", retries=RETRIES)
         conf.write_text(yaml.safe_dump({**config, **RULES}), encoding="utf-8")
         oracle = news_oracle(web)
         db = directory / "db"

@@ -145,7 +145,7 @@ def week(tmp_path_factory) -> tuple[DailyWeb, list[Day]]:
     days = []
     with start_daily_web(SPEC) as server:
         web = server.web
-        seeds, conf, config = write_daily_inputs(server, directory, revisit=REVISIT, retries=RETRIES)
+        seeds, conf, config = write_daily_inputs(server, directory, revisit=REVISIT, order="bfs", retries=RETRIES)
         oracle = WeekOracle(web, DEPTH, retries=RETRIES, revisit=config["revisit"])
         db = directory / "db"
         for day in web.days:

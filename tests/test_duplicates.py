@@ -120,7 +120,7 @@ def days(tmp_path_factory):
         with TestWebServer(hosts=2, port=port, web_factory=day_web(day)) as server:
             port = server.port
             # Articles are due again after a day, so that day 2 fetches them all again.
-            seeds, conf, _ = write_daily_inputs(server, directory, revisit={"first_days": 1})
+            seeds, conf, _ = write_daily_inputs(server, directory, revisit={"first_days": 1}, order="bfs")
             output = directory / f"day{day}"
             assert crawl(seeds, conf, output, 2, "inline", "--db", str(db), "--now", now) == 0
             run_exports(output, ["warc"])
@@ -402,7 +402,7 @@ def week(tmp_path_factory):
     runs = {}
     with start_daily_web(CROSS_POSTED) as server:
         web = server.web
-        seeds, conf, config = write_daily_inputs(server, directory, revisit=WEEK_REVISIT)
+        seeds, conf, config = write_daily_inputs(server, directory, revisit=WEEK_REVISIT, order="bfs")
         oracle = WeekOracle(web, WEEK_DEPTH, retries=config["retries"], revisit=config["revisit"])
         for day in web.days:
             server.set_day(day)
