@@ -33,7 +33,7 @@ from mrcrawl.page.charset import decode_page
 from mrcrawl.page.urls import normalize_url
 from mrcrawl.store.crawl_reader import CrawlReader, NoCrawl
 from mrcrawl.store.protocols import Utf8JsonProtocol, decode_value, encode_value
-from mrcrawl.store.records import ANNOUNCED, DOC_FIELDS, FETCHED, REDIRECT_TARGET, response_body
+from mrcrawl.store.records import ANNOUNCED, DOC_FIELDS, FETCHED, REDIRECT_TARGET, is_fetched_page, response_body
 
 EXIT_OK = 0
 EXIT_NOT_HELD = 1  # the crawl holds no record of the URL
@@ -157,7 +157,7 @@ def page_xml(doc: dict, language: str) -> str | None:
     """The XML HtmlToXml makes of the record's page, whether or not the page
     changed since the crawl db's last fetch; None when the record holds no
     fetched page (a feed or sitemap is none)."""
-    if doc["outcome"] != FETCHED or doc.get("kind"):
+    if not is_fetched_page(doc):
         return None
     return page_to_xml({**doc, "known": None}, language)  # without `known`, never None
 

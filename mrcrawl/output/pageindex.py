@@ -47,7 +47,7 @@ from mrcrawl.page.html import parse_html
 from mrcrawl.page.metadata import headline
 from mrcrawl.page.urls import host_of
 from mrcrawl.store.crawl_reader import CrawlReader, fetch_key, read_keys, read_part
-from mrcrawl.store.records import FETCHED, error_kind, payload_digest, response_body
+from mrcrawl.store.records import error_kind, is_fetched_page, payload_digest, response_body
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ def index_row(doc: dict, language: str, outlink_count: int | None, db_status: st
         "content_length": None if body is None else len(body),
         "truncated": bool(doc["truncated"]),
         "digest": None if body is None else payload_digest(body),
-        "title": page_title(doc) if doc["outcome"] == FETCHED and doc.get("kind") is None else None,
+        "title": page_title(doc) if is_fetched_page(doc) else None,
         "language": language,
         "outlink_count": outlink_count,
         "error": doc["error"],

@@ -44,7 +44,7 @@ from mrcrawl.page.charset import decode_page
 from mrcrawl.page.html import parse_html
 from mrcrawl.page.maintext import main_text
 from mrcrawl.page.metadata import description, headline, keywords, published
-from mrcrawl.store.records import FETCHED, body_bytes, payload_digest
+from mrcrawl.store.records import body_bytes, is_fetched_page, payload_digest
 
 _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 # The forbidden C0 controls as UTF-8 bytes: a byte below 0x80 is always a
@@ -91,7 +91,7 @@ def xml_safe(text: str | None) -> str:
 def indexable(doc: dict) -> bool:
     """Whether a doc record is a page the index may have: fetched, no feed
     or sitemap, and not saying noindex (meta robots or X-Robots-Tag)."""
-    return doc["outcome"] == FETCHED and doc["meta_index"] and doc.get("kind") is None
+    return is_fetched_page(doc) and doc["meta_index"]
 
 
 def page_to_xml(doc: dict, language: str) -> str | None:

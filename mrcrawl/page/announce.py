@@ -628,18 +628,21 @@ def _stripped_child(element, tag: str) -> str | None:
 def feed_links(root, page_url: str, encoding: str) -> list[str]:
     """The feeds an HTML page names: <link rel="alternate" type="application/rss+xml"
     | "application/atom+xml" | "application/rdf+xml" href=...>, resolved, in order."""
+    hrefs = [link.get("href") for link in root.iter("link") if _names_a_feed(link)]
+    if not hrefs:
+        return []  # most pages: the base need not be found (the Parser runs this on every page)
     base = base_url(root, page_url, encoding)
     found: dict[str, None] = {}
-    for link in root.iter("link"):
-        rel = link.get("rel")
-        href = link.get("href")
-        if rel is None or href is None or len(href) > MAX_URL_CHARS:
-            continue
-        if "alternate" not in rel.lower().split():
-            continue
-        if (link.get("type") or "").partition(";")[0].strip().lower() not in FEED_TYPES:
-            continue
+    for href in hrefs:
         url = resolve_relative_link(href, base, encoding)
         if url is not None and len(url) <= MAX_URL_CHARS:
             found.setdefault(url)
     return list(found)
+
+
+def _names_a_feed(link) -> bool:
+    """Whether a <link> element is rel=alternate to a feed type, with a usable href."""
+    rel, href = link.get("rel"), link.get("href")
+    if rel is None or href is None or len(href) > MAX_URL_CHARS or "alternate" not in rel.lower().split():
+        return False
+    return (link.get("type") or "").partition(";")[0].strip().lower() in FEED_TYPES

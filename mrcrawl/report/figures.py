@@ -35,7 +35,7 @@ from mrcrawl.store.crawl_reader import CrawlReader, NoCrawl, read_part
 from mrcrawl.store.crawl_state import CrawlState, StepName
 from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.failures import FailureKind
-from mrcrawl.store.records import FETCHED, NOT_MODIFIED, error_kind
+from mrcrawl.store.records import FETCHED, NOT_MODIFIED, error_kind, is_fetched_page
 
 # The step kinds of one layer, in the order the driver runs them.
 LAYER_STEPS = tuple(job.STEP for job in LAYER_JOBS)
@@ -222,7 +222,7 @@ def _count_doc(doc: dict, figures: CrawlFigures, request_times: dict[str, array]
             error.examples[doc["requested_url"]] = doc["error"]
     if doc.get("status") not in (None, 304):  # an answer with a body: a 304 has neither body nor type
         figures.content_types[doc.get("content_type") or "(none)"] += 1
-    if doc["outcome"] == FETCHED and not doc.get("kind"):  # a page's: a feed's or sitemap's is its XML's
+    if is_fetched_page(doc):  # a page's: a feed's or sitemap's is its XML's
         figures.charsets[doc.get("encoding") or "(unknown)"] += 1
     if doc.get("attempts"):  # a request was sent: fetched_at is when the last one started
         moment = parse_time(doc["fetched_at"]).timestamp()

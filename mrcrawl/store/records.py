@@ -282,6 +282,12 @@ def decode_body_field(text: str) -> bytes:
         return pybase64.b64decode(text)
 
 
+def is_fetched_page(doc: dict) -> bool:
+    """Whether a doc record holds a fetched HTML page: outcome `fetched`, and
+    no feed or sitemap (its `kind`; a record older than kinds has none)."""
+    return doc["outcome"] == FETCHED and doc.get("kind") is None
+
+
 def body_bytes(doc: dict) -> bytes:
     body = doc.get("body")
     return decode_body_field(body) if body else b""
