@@ -1,26 +1,35 @@
 """Job 1, Crawler: fetch one layer's frontier.
 
-Map: frontier entry -> (host key, [rank, order key, URL, entry]); the host
-key is the partitioner, so all of a host's URLs reach one reducer call on
-one machine and politeness can be kept there, in the order of their ranks,
-and within a rank in the crawl's order when the layer is ordered.  Combine:
-drop duplicate URLs.  Reduce: the threaded fetcher, fed host by host,
-yields one doc record per URL.
+Map: frontier entry -> (its reduce task's key, [queue, host, rank, order
+key, URL, entry]).  The queue is what politeness is kept by: the URL's
+host, or under `politeness: ip` its host's address.  The layer's placement
+(jobs/placement.py, shipped as --placement-part) says which reduce task
+fetches the queue's slot, and the key sends it there exactly on every
+runner (mrcrawl/frontier/placement.py), so all of a queue's URLs reach one
+task, where politeness is kept, in the order of their ranks, and within a
+rank in the crawl's order when the layer is ordered.  Combine: drop
+duplicate URLs.  Reduce, one call per task: the threaded fetcher, fed
+queue by queue and host by host, yields one doc record per URL.  Each task
+counts its load (URLs, hosts, seconds busy) under its number, beside the
+plan's expected load (the placement step's counters).
 
 The layer's time limit (`max_layer_seconds`) is counted in each reduce task
 from its start.  That is the layer's time on every runner: the reduce runs
-in one wave (one task inline, one per core on the local runner, and
---reducers no more than the cluster's reduce slots on Hadoop, EMR and
+in one wave (one task inline, the plan's tasks at once on the local runner,
+and --reducers no more than the cluster's reduce slots on Hadoop, EMR and
 Spark), so its tasks start together, as soon as the short map of the
 frontier's entries is done; and a task's own monotonic clock needs no clock
 shared with the driver or another machine.  The URLs a task had not done
 when its time ran out get no doc record, and are counted (URLS_LEFT).
 """
+import time
 from collections import Counter
 
 from mrcrawl.fetch.fetcher import Fetcher
+from mrcrawl.fetch.politeness import PolitenessKeys
 from mrcrawl.frontier.generate import unique_adjacent
-from mrcrawl.mr.job import CounterGroup, CrawlJob, JobCounter
+from mrcrawl.frontier.placement import Placement, slot_of
+from mrcrawl.mr.job import CounterGroup, CrawlJob, JobCounter, TaskCounters
 from mrcrawl.page.urls import host_key
 from mrcrawl.store.failures import error_label
 from mrcrawl.store.protocols import Utf8JsonProtocol
@@ -40,35 +49,60 @@ class MRCrawler(CrawlJob):
     OUTCOMES = CounterGroup("outcome")  # doc records by outcome
     ERRORS = CounterGroup("error")  # failed doc records by error kind (store/failures.py)
     FETCH = CounterGroup("fetch")  # the fetcher's own figures: requests, retries, bytes, ...
+    TASK_LOAD = TaskCounters("task load")  # per reduce task: urls, hosts, busy ms
 
     INPUT_PROTOCOL = Utf8JsonProtocol
     INTERNAL_PROTOCOL = Utf8JsonProtocol
     OUTPUT_PROTOCOL = Utf8JsonProtocol
-    SORT_VALUES = True  # a host's URLs arrive by rank, then order key, then URL, so duplicates are adjacent
+    # A queue's URLs arrive together, host by host, by rank, then order key,
+    # then URL, so duplicates are adjacent.
+    SORT_VALUES = True
     JOBCONF = {
         # A second attempt of a fetch task would hit the same hosts at once.
         "mapreduce.reduce.speculative": "false",
+        "mapreduce.job.counters.max": "10000",  # three per reduce task
     }
+
+    def configure_args(self):
+        super().configure_args()
+        self.add_file_arg("--placement-part", action="append", default=[],
+                          help="a part file of the layer's placement (jobs/placement.py; repeat for each)")
+
+    def mapper_init(self):
+        self.keys = PolitenessKeys(self.config)
+        self.placement = Placement.read(self.options.placement_part)
 
     def mapper(self, url, entry):
         if entry.get("deferred"):  # held back from the layer by a cap: DbBatch records why
             self.count(self.URLS_DEFERRED)
             return
         self.count(self.URLS_IN)
+        queue = self.keys.of(url)
+        task_key = self.placement.key_of_slot(slot_of(queue, self.placement.slots))
         # Within a rank, in the crawl's order when the layer is ordered (caps.py): a time limit then leaves the last.
-        yield host_key(url), [entry["rank"], entry.get("order") or "", url, entry]
+        yield task_key, [queue, host_key(url), entry["rank"], entry.get("order") or "", url, entry]
 
-    def combiner(self, host, ranked):
-        yield from ((host, value) for value in unique_adjacent(ranked))
+    def combiner(self, task_key, queued):
+        yield from ((task_key, value) for value in unique_adjacent(queued))
 
     def reducer_init(self):
+        self.started = time.monotonic()
+        self.task = None  # the reduce task this is, from its key: Spark may give a task no key at all
         self.fetcher = Fetcher(self.config, self.layer, on_progress=self.report_progress, clock=self.clock,
                                time_limit=self.config.max_layer_seconds)
 
-    def reducer(self, host, ranked):
-        for _, _, url, entry in unique_adjacent(ranked):
+    def reducer(self, task_key, queued):
+        if self.task is None:
+            self.task = Placement.read(self.options.placement_part).task_of_key(task_key)
+        urls, hosts, host = 0, 0, None
+        for _, url_host, _, _, url, entry in unique_adjacent(queued):
+            urls += 1
+            if url_host != host:
+                hosts, host = hosts + 1, url_host
             self.fetcher.add(url, entry)
             yield from self.emit(self.fetcher.completed())
+        self.count_for_task(self.TASK_LOAD, self.task, "urls", urls)
+        self.count_for_task(self.TASK_LOAD, self.task, "hosts", hosts)
 
     def reducer_final(self):
         yield from self.emit(self.fetcher.finish())
@@ -76,6 +110,8 @@ class MRCrawler(CrawlJob):
             self.increment_counter(self.FETCH.group, name, amount)
         if self.fetcher.left:
             self.count(self.URLS_LEFT, self.fetcher.left)
+        if self.task is not None:
+            self.count_for_task(self.TASK_LOAD, self.task, "busy ms", round(1000 * (time.monotonic() - self.started)))
 
     def emit(self, docs):
         for doc in docs:

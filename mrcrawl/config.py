@@ -268,6 +268,10 @@ def default_of(field: dataclasses.Field) -> Any:
 # The orders a capped layer's URLs can come in (`order`, frontier/caps.py's order_value).
 ORDERS = ("pagerank", "indegree", "bfs")
 
+# What one politeness queue is (`politeness`, fetch/politeness.py): a host, or
+# an address and every host that resolves to it (IRLbot: many hosts, one server).
+POLITENESS_UNITS = ("host", "ip")
+
 # The User-Agent the loader makes of the contact (_user_agent), as the reference shows it.
 _OUR_AGENT = f"{AGENT_NAME}/<version> (+<contact>)"
 
@@ -352,7 +356,12 @@ class CrawlConfig:
     threads: int = setting(30, check=Check(lambda value: _is_int(value) and value >= 1, "an integer >= 1"),
                            doc="fetch threads per reducer task")
     delay: float = setting(1.0, check=_NON_NEGATIVE_SECONDS, unit="seconds",
-                           doc="the time between two request starts to one host")
+                           doc="the time between two request starts to one host (with `politeness: ip`, to one address)")
+    politeness: str = setting(
+        "host", check=Check(lambda value: value in POLITENESS_UNITS, "one of " + ", ".join(POLITENESS_UNITS)),
+        doc="what `delay` and the one request in flight apply to: each `host` (scheme, name and port), or each "
+            "`ip`: the hosts whose names resolve to one address share one queue, in one reduce task, and one "
+            "clock, which keeps the largest Crawl-delay of its hosts")
     timeout: float = setting(10.0, check=Check(lambda value: _is_number(value) and value > 0, "a number of seconds > 0"),
                              unit="seconds", doc="DNS lookup, connect and read timeout per request; a whole response "
                                                  "(connect, headers and body) must be complete within 3 times this")

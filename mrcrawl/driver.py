@@ -211,7 +211,7 @@ def run_layers(pipeline: Pipeline, store: CrawlStore, state: CrawlState, depth: 
             break
         log.info(f"layer {layer}: {pipeline.frontier_size(store.frontier(layer))[1]} URLs{left_before(state, layer)}")
         pipeline.run(layer_steps(store, layer, last=layer == depth - 1, batch_sorted=settings.sorts_reduce_output,
-                                 caps=caps, new_url_score=new_score))
+                                 caps=caps, new_url_score=new_score, reduce_tasks=settings.reduce_tasks))
         layers = layer + 1
     pipeline.run(run_end(store, layers, state.started_at))
     if layers:

@@ -18,7 +18,8 @@ from typing import Callable, TextIO
 from mrcrawl.frontier.crawldb import CrawlDb
 from mrcrawl.interrupts import INTERRUPTED
 from mrcrawl.mr.launcher import JobContext, Launcher
-from mrcrawl.plan import ALL_FILES, DIGEST_FILES, INTO_DB, URL_FILES, DbFiles, PartFiles, Step
+from mrcrawl.frontier.placement import Placement
+from mrcrawl.plan import ALL_FILES, DB_SLOTS, DIGEST_FILES, INTO_DB, URL_FILES, DbFiles, PartFiles, PlannedTasks, Step
 from mrcrawl.progress import StepWatch
 from mrcrawl.store.crawl_state import CrawlState, StepName
 from mrcrawl.store.crawl_store import CrawlStore, pause_point
@@ -121,6 +122,12 @@ class Pipeline:
         for option in step.options:
             if isinstance(option, PartFiles):
                 words += [word for part in self.store.parts(option.store) for word in (option.option, str(part))]
+            elif option is DB_SLOTS:
+                words += ["--slots", str(self.db.slots)]
+            elif isinstance(option, PlannedTasks):
+                planned = Placement.from_lines(self.store.read_text(part) for part in self.store.parts(option.placement))
+                if planned is not None:  # none: a cap held back every URL of the layer, and no task has work
+                    words += ["--jobconf", f"mapreduce.job.reduces={planned.tasks}"]
             else:
                 words.append(option)
         return words

@@ -17,7 +17,8 @@ earlier step of the same layer wrote (PartFiles).  They are resolved then
     rank/I      Rank                db URL files          -> rank/I, or rank/last   (I: iteration; when scoring)
     rankupdate/I RankUpdate         every db file         -> the db's next generation   --batch-part <each part of rank/I>
     generate/0                      seeds + db            -> in/0
-    crawl/L     Crawler             in/L                  -> doc/L
+    place/L     Placement           in/L                  -> place/L   --slots <the db's> --reduce-tasks N
+    crawl/L     Crawler             in/L                  -> doc/L     --placement-part <each part of place/L>
     parse/L     Parser              doc/L                 -> out/L
     dbbatch/L   DbBatch             in/L, doc/L, out/L    -> dbbatch/L
     dedup/L     Dedup               db digest files       -> dup/L
@@ -53,6 +54,7 @@ from jobs.layer_histogram import MRLayerHistogram
 from jobs.merge import MRMerge
 from jobs.optimizer import MROptimizer
 from jobs.parser import MRParser
+from jobs.placement import MRPlacement
 from jobs.rank import MRRank
 from jobs.rank_update import MRRankUpdate
 from jobs.pld_budget import MRPldBudget
@@ -61,7 +63,7 @@ from mrcrawl.store.crawl_state import StepName
 from mrcrawl.store.crawl_store import CrawlStore
 
 # The jobs of one layer, in the order they run (the Optimizer's on every layer but the last).
-LAYER_JOBS = (MRCrawler, MRParser, MRDbBatch, MRDedup, MRDbUpdate, MROptimizer)
+LAYER_JOBS = (MRPlacement, MRCrawler, MRParser, MRDbBatch, MRDedup, MRDbUpdate, MROptimizer)
 # The jobs that hold a layer's candidates to the caps, when the config sets any, in the order they run.
 CAP_JOBS = (MRPldBudget, MRHostCap, MRLayerHistogram, MRLayerCap)
 # The jobs of a PageRank iteration, at a run's start, in the order they run.
@@ -106,6 +108,29 @@ INTO_DB = IntoDb()
 
 
 @dataclass(frozen=True)
+class DbSlots:
+    """`--slots M`: the crawl db's logical slots (frontier/placement.py), read from the db when the step starts."""
+
+    def __str__(self) -> str:
+        return "--slots <the crawl db's>"
+
+
+DB_SLOTS = DbSlots()
+
+
+@dataclass(frozen=True)
+class PlannedTasks:
+    """The reduce tasks a layer's placement planned, read from its store when
+    the Crawler's step starts: a resumed step runs as many as its plan,
+    whatever --reducers the resumed run was given."""
+
+    placement: object  # the placement store's directory
+
+    def __str__(self) -> str:
+        return "--jobconf mapreduce.job.reduces=<the placement's tasks>"
+
+
+@dataclass(frozen=True)
 class Step:
     name: StepName
     job: type  # the mrjob class
@@ -123,6 +148,8 @@ class Step:
         def shown(place) -> str:
             if isinstance(place, PartFiles):
                 return f"{place.option} <each part of {shown(place.store)}>"
+            if isinstance(place, PlannedTasks):
+                return f"--jobconf mapreduce.job.reduces=<the tasks of {shown(place.placement)}>"
             text = str(place)
             if root is not None and text.startswith(f"{root}/"):
                 return text[len(str(root)) + 1:]
@@ -188,8 +215,10 @@ def choose_frontier(store: CrawlStore, layer: int, caps: FrontierCaps, writer) -
 
 
 def layer_steps(store: CrawlStore, layer: int, last: bool, batch_sorted: bool,
-                caps: FrontierCaps = FrontierCaps(), new_url_score: float | None = None) -> list[Step]:
-    """One layer: fetch and parse it, merge what it found into the crawl db
+                caps: FrontierCaps = FrontierCaps(), new_url_score: float | None = None,
+                reduce_tasks: int = 1) -> list[Step]:
+    """One layer: place its queues on `reduce_tasks` reduce tasks, fetch and
+    parse it, merge what it found into the crawl db
     (sort the batch, find the duplicates among its pages, then merge both
     into each partition), and, unless it is the last, read the next layer's
     frontier out of the db, within the `caps`.  `batch_sorted`: the runner writes a reduce
@@ -204,8 +233,12 @@ def layer_steps(store: CrawlStore, layer: int, last: bool, batch_sorted: bool,
     def step(job, inputs, output, options=()):
         return Step(StepName(job.STEP, layer), job, tuple(inputs), output, tuple(options))
 
+    placement = store.placement(layer)
     steps = [
-        step(MRCrawler, [frontier], docs),
+        # One reduce task: it sees every slot, and assigns them all at once.
+        step(MRPlacement, [frontier], placement,
+             (DB_SLOTS, "--reduce-tasks", str(reduce_tasks), "--jobconf", "mapreduce.job.reduces=1")),
+        step(MRCrawler, [frontier], docs, (PartFiles("--placement-part", placement), PlannedTasks(placement))),
         step(MRParser, [docs], outlinks),
         step(MRDbBatch, [frontier, docs, outlinks], store.db_batch(layer)),
         step(MRDedup, [DIGEST_FILES], store.duplicates(layer), batch),
@@ -230,9 +263,10 @@ def run_end(store: CrawlStore, layers: int, started_at: str) -> list[Step]:
 
 
 def whole_plan(store: CrawlStore, depth: int, started_at: str, batch_sorted: bool = True,
-               caps: FrontierCaps = FrontierCaps(), scoring: int = 0) -> list[Step]:
+               caps: FrontierCaps = FrontierCaps(), scoring: int = 0, reduce_tasks: int = 1) -> list[Step]:
     """Every step of a crawl of `depth` layers whose frontiers never run dry."""
     steps = run_start(store, caps, scoring, batch_sorted)
     for layer in range(depth):
-        steps += layer_steps(store, layer, last=layer == depth - 1, batch_sorted=batch_sorted, caps=caps)
+        steps += layer_steps(store, layer, last=layer == depth - 1, batch_sorted=batch_sorted, caps=caps,
+                             reduce_tasks=reduce_tasks)
     return steps + run_end(store, depth, started_at)

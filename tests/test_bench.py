@@ -10,13 +10,14 @@ server's own log, and db-update's two ways of updating the db left the same reco
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from bench_support import quick_bench
 import requests
 
 from mrcrawl.bench.__main__ import SCENARIOS, combine, parse_args
@@ -27,17 +28,14 @@ from mrcrawl.config import ORDERS
 
 HREF = re.compile(r'href="([^"]+)"')
 # Scenario -> the test file that runs it at --quick's size and checks its rows.
-RUN_ON_THEIR_OWN = {"week": "test_bench_week.py", "feeds": "test_bench_feeds.py"}
+RUN_ON_THEIR_OWN = {"week": "test_bench_week.py", "feeds": "test_bench_feeds.py",
+                    "partition": "test_bench_partition.py"}
 HERE = [name for name in SCENARIOS if name not in RUN_ON_THEIR_OWN]
 
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
-    report = tmp_path_factory.mktemp("bench") / "bench.json"
-    result = subprocess.run([sys.executable, "-m", "mrcrawl.bench", "--quick", "--scenarios", ",".join(HERE),
-                             "--json", str(report)], capture_output=True, text=True, timeout=900)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout, json.loads(report.read_text(encoding="utf-8"))
+    return quick_bench(tmp_path_factory.mktemp("bench"), ",".join(HERE), timeout=900)
 
 
 def rows_named(result, prefix):
@@ -49,8 +47,8 @@ def test_every_scenario_reports_in_the_documented_shape(quick_run):
     names = {row["name"].split(" ")[0] for row in result["scenarios"]}
     assert names == set(HERE)
     for name, test_file in RUN_ON_THEIR_OWN.items():  # the others are run there, with the same names
-        command = f'"--scenarios", "{name}"'
-        assert name in SCENARIOS and command in (Path(__file__).parent / test_file).read_text(encoding="utf-8")
+        runs = re.compile(rf'"--scenarios", "{name}"|quick_bench\(.*, "{name}", timeout=')
+        assert name in SCENARIOS and runs.search((Path(__file__).parent / test_file).read_text(encoding="utf-8"))
     for row in result["scenarios"]:
         assert set(ROW_KEYS) <= set(row), row["name"]
         assert row["wall_s"] > 0
@@ -113,7 +111,7 @@ def test_pipeline_accounts_for_every_job(quick_run):
     assert [row["delay_s"] for row in rows] == list(QUICK.pipeline_delays)
     for row in rows:
         assert row["pages"] > QUICK.hosts  # more than the seeds: later layers ran
-        assert set(row["share_by_job"]) == {"generate", "crawl", "parse", "dbbatch", "dedup", "dbupdate", "optimize", "merge", "xml"}
+        assert set(row["share_by_job"]) == {"generate", "place", "crawl", "parse", "dbbatch", "dedup", "dbupdate", "optimize", "merge", "xml"}
         assert row["overhead_s"] == pytest.approx(row["wall_s"] - row["fetch_s"])
         assert 0 < row["overhead_share"] < 1
         assert row["polite"] is True and row["overlaps"] == 0 and row["gaps_below_delay"] == 0, row

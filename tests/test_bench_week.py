@@ -8,12 +8,9 @@ makes, so the total row's ratio compares like with like.
 """
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
+from bench_support import quick_bench
 from mrcrawl.bench.scenarios import ROW_KEYS
 from mrcrawl.bench.week import PATHS, QUICK_WEEK, week_note
 
@@ -21,11 +18,8 @@ from mrcrawl.bench.week import PATHS, QUICK_WEEK, week_note
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     """The scenario as `python -m mrcrawl.bench --quick --scenarios week` runs it: its output and rows."""
-    report = tmp_path_factory.mktemp("bench-week") / "bench.json"
-    result = subprocess.run([sys.executable, "-m", "mrcrawl.bench", "--quick", "--scenarios", "week",
-                             "--json", str(report)], capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout, json.loads(report.read_text(encoding="utf-8"))["scenarios"]
+    output, report = quick_bench(tmp_path_factory.mktemp("bench-week"), "week", timeout=600)
+    return output, report["scenarios"]
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ mrjob needs the Hadoop version to name jobconf properties, and asks
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -61,10 +62,12 @@ from jobs.layer_histogram import MRLayerHistogram
 from jobs.merge import MRMerge
 from jobs.optimizer import MROptimizer
 from jobs.parser import MRParser
+from jobs.placement import MRPlacement
 from mrcrawl.config import load_config
 from mrcrawl.crawl_dir import db_root
 from mrcrawl.frontier.caps import FrontierCaps
 from mrcrawl.frontier.crawldb import DB_FORMAT, CrawlDb
+from mrcrawl.frontier.placement import DEFAULT_SLOTS, Placement
 from mrcrawl.mr import launcher
 from mrcrawl.mr.launcher import Launcher, RunnerSettings
 from mrcrawl.pipeline import Pipeline
@@ -84,15 +87,21 @@ CONF_RUNNERS = {
 
 LAYER = 2  # a middle layer: the optimizer then reads three layers of stores
 REDUCERS = 4
+# The reduce tasks the stated placement of each layer planned: not --reducers,
+# as a run resumed with another --reducers finds them, so that what the
+# Crawler is given shows which one it follows.
+PLANNED_TASKS = 5
 STARTED_AT = "2026_01_02_03_04_05"
 RUN = "2026-01-02T03:04:05.000Z"
 CLOCK_OFFSET = 86_400.5  # the run's clock, a day ahead of the wall clock (--now)
 DB_PARTITIONS = 16
 HDFS_ROOT = "hdfs://namenode/crawl/zh"
 S3_ROOT = "s3://bucket/crawl/zh"
-JOBS_WITH_REDUCER = {"crawl", "dbbatch", "merge", "hostcap", "histogram"}
+JOBS_WITH_REDUCER = {"place", "crawl", "dbbatch", "merge", "hostcap", "histogram"}
+# How many reduce tasks each job with a reducer runs: the placement one, the Crawler its plan's.
+REDUCE_TASKS = {"place": 1, "crawl": PLANNED_TASKS}
 # Every job of a layer, in the order the driver runs them, and its class.
-PLANNED_JOBS = {"generate": MRGenerator, "crawl": MRCrawler, "parse": MRParser, "dbbatch": MRDbBatch,
+PLANNED_JOBS = {"generate": MRGenerator, "place": MRPlacement, "crawl": MRCrawler, "parse": MRParser, "dbbatch": MRDbBatch,
                 "dedup": MRDedup, "dbupdate": MRDbUpdate, "optimize": MROptimizer, "merge": MRMerge,
                 "xml": MRHtmlToXml}
 # The same with both caps on a layer's frontier: the steps that choose a
@@ -171,6 +180,12 @@ class PlannedStore(ClusterCrawlStore):
     def parts(self, directory):
         return [self.part_file(directory)]
 
+    def read_text(self, path):
+        """A placement's part file: each slot by its number, on PLANNED_TASKS tasks."""
+        assert "/place/" in str(path), path  # the driver reads no other store
+        plan = Placement(PLANNED_TASKS, DEFAULT_SLOTS, {slot: slot % PLANNED_TASKS for slot in range(DEFAULT_SLOTS)})
+        return f'"placement"\t{json.dumps(plan.to_json())}\n'
+
 
 class PlannedPipeline(Pipeline):
     """The driver's pipeline, keeping what each step's job would be given instead of running it."""
@@ -208,7 +223,8 @@ def plan(runner: str, root: str, spark_master: str | None = None, mrjob_conf: st
     pipeline = PlannedPipeline(store, state, PlannedDb(ClusterCrawlStore(state.db)), launcher)
     pipeline.planned = {}
     pipeline.run(run_start(store, caps))
-    pipeline.run(layer_steps(store, LAYER, last=False, batch_sorted=settings.sorts_reduce_output, caps=caps))
+    pipeline.run(layer_steps(store, LAYER, last=False, batch_sorted=settings.sorts_reduce_output, caps=caps,
+                             reduce_tasks=settings.reduce_tasks))
     pipeline.run(run_end(store, LAYER + 1, STARTED_AT))
     assert config.name == "zh"
     return Planned(pipeline, launcher)
@@ -224,6 +240,7 @@ def expected_stores(root: str, caps: FrontierCaps = FrontierCaps()) -> dict[str,
     url_files, digest_files = db_files[:DB_PARTITIONS], db_files[DB_PARTITIONS:2 * DB_PARTITIONS]
     return {
         "generate": (url_files, f"{root}/in/0"),
+        "place": ([f"{root}/in/{LAYER}"], f"{root}/place/{LAYER}"),
         "crawl": ([f"{root}/in/{LAYER}"], f"{root}/doc/{LAYER}"),
         "parse": ([f"{root}/doc/{LAYER}"], f"{root}/out/{LAYER}"),
         "dbbatch": ([f"{root}/in/{LAYER}", f"{root}/doc/{LAYER}", f"{root}/out/{LAYER}"], f"{root}/dbbatch/{LAYER}"),
@@ -360,6 +377,8 @@ def check_streaming_step(name, job, options, wrapper, task_python, root, output_
         for part in parts:
             assert part in name_of
             task_args += f" --{kind}-part {name_of[part]}"
+    if name == "place":
+        task_args += f" --slots {DEFAULT_SLOTS} --reduce-tasks {REDUCERS}"
     if job.READS_WHOLE_FILES:
         # A Hadoop reduce task writes its keys sorted: the db's tasks may seek in the batch.
         assert job.options.batch_sorted == bool(job.options.batch_part)
@@ -368,7 +387,7 @@ def check_streaming_step(name, job, options, wrapper, task_python, root, output_
     conf = jobconf(options["-D"])
     assert_task_command(options["-mapper"][0], f"{task} --mapper", task_args)
     if name in JOBS_WITH_REDUCER:
-        assert conf["mapreduce.job.reduces"] == str(REDUCERS)
+        assert conf["mapreduce.job.reduces"] == str(REDUCE_TASKS.get(name, REDUCERS))
         assert_task_command(options["-reducer"][0], f"{task} --reducer", task_args)
     else:
         assert conf["mapreduce.job.reduces"] == "0" and "-reducer" not in options
@@ -380,6 +399,10 @@ def check_streaming_step(name, job, options, wrapper, task_python, root, output_
         assert options["-partitioner"] == ["org.apache.hadoop.mapred.lib.KeyFieldBasedPartitioner"]
         assert conf["mapreduce.partition.keypartitioner.options"] == "-k1,1"
         assert conf["stream.num.map.output.key.fields"] == "2"
+        # The key is the reduce task's (placement.reduce_task_key), which that
+        # partitioner sends to the task itself (tests/test_placement.py runs it):
+        # the placement's part file is shipped to every task.
+        assert [name_of[part] for part in job.options.placement_part] and conf["mapreduce.job.counters.max"]
     else:
         assert "mapreduce.reduce.speculative" not in conf
     return conf
@@ -599,11 +622,12 @@ def test_spark_submit_arguments_of_every_job_on_yarn(absent, caps):
                 assert f"{HDFS_ROOT}/config.json" in shipped
                 # LayerCap's histogram is shipped to every executor, and named by its name there.
                 parts = "".join(f"--{kind}-part {shipped[part]} " for kind, parts in shipped_parts(job) for part in parts)
-                job_args = (f"{parts}--crawl-config config.json --layer {job.options.layer} --db-partitions {DB_PARTITIONS}"
-                            f" --run {RUN} --clock-offset {CLOCK_OFFSET}")
+                placement = f"--slots {DEFAULT_SLOTS} --reduce-tasks {REDUCERS} " if name == "place" else ""
+                job_args = (f"{placement}{parts}--crawl-config config.json --layer {job.options.layer}"
+                            f" --db-partitions {DB_PARTITIONS} --run {RUN} --clock-offset {CLOCK_OFFSET}")
                 assert options[options.index("--job-args") + 1] == job_args
                 if name in JOBS_WITH_REDUCER:
-                    assert options[options.index("--num-reducers") + 1] == str(REDUCERS)
+                    assert options[options.index("--num-reducers") + 1] == str(REDUCE_TASKS.get(name, REDUCERS))
                 else:
                     assert "--num-reducers" not in options
             assert runner._spark_tmp_dir.startswith(conf["spark_tmp_dir"] + "/")
@@ -627,7 +651,7 @@ def test_spark_submit_arguments_on_kubernetes(absent):
     assert settings["spark.executorEnv.PYSPARK_PYTHON"] == settings["spark.pyspark.python"] == conf["python_bin"]
     assert settings["spark.kubernetes.file.upload.path"].startswith("s3a://")
     assert harness[1:3] == ["s3a://bucket/crawl/zh/in/2", "s3a://bucket/crawl/zh/doc/2"]
-    assert harness[harness.index("--num-reducers") + 1] == str(REDUCERS)
+    assert harness[harness.index("--num-reducers") + 1] == str(PLANNED_TASKS)
     assert runner._spark_tmp_dir.startswith(conf["spark_tmp_dir"] + "/")
 
 

@@ -62,8 +62,9 @@ class LoopbackZone(BaseResolver):
 
 
 @contextmanager
-def dns_server():
-    zone = LoopbackZone()
+def dns_server(zone: BaseResolver | None = None):
+    """A DNS server on loopback answering from `zone` (a LoopbackZone by default): (zone, "host:port")."""
+    zone = zone or LoopbackZone()
     server = DNSServer(zone, address="127.0.0.1", port=0, logger=DNSLogger(logf=lambda line: None))
     server.start_thread()
     try:

@@ -551,7 +551,7 @@ def test_an_export_refuses_a_crawl_a_run_is_working_on_and_one_not_finished(tmp_
         assert (refused.returncode, refused.stdout) == (2, "")
         said = refused.stderr.splitlines()
         assert len(said) == 1 and said[0].startswith(
-            f"mrcrawl export: {output}: the crawl is not finished (its last finished step is optimize/0); finish it "
+            f"mrcrawl export: {output}: the crawl is not finished (its last finished step is place/1); finish it "
             "with the command that started it and --resume (")
         assert said[0].endswith("-m mrcrawl.driver ... --resume), then export it")
         assert not (output / "warc").exists() and not (output / "index").exists()

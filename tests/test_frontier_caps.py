@@ -160,8 +160,8 @@ def test_a_crawl_without_caps_writes_no_candidates_and_runs_no_step_of_theirs(we
     assert not any((output / store).exists() for store in ("cand", "hostcap", "hist"))
     done = json.loads((output / "crawl.json").read_text())["done"]
     assert [step.split("/")[0] for step in done] == [
-        "generate", *["crawl", "parse", "dbbatch", "dedup", "dbupdate", "optimize"], *["crawl", "parse", "dbbatch",
-                                                                                      "dedup", "dbupdate"], "merge", "xml"]
+        "generate", *["place", "crawl", "parse", "dbbatch", "dedup", "dbupdate", "optimize"],
+        *["place", "crawl", "parse", "dbbatch", "dedup", "dbupdate"], "merge", "xml"]
     # The frontier entries are today's: no order key, nothing held back.
     assert all("order" not in entry and entry["deferred"] is None
                for layer in range(2) for _, entry in read_records(output / "in" / str(layer)))

@@ -5,7 +5,9 @@ as headless Chromium shows it.
 
 One crawl of the daily test web over two simulated days (`--now`) on one
 shared `--db` serves every test (tests/report_support.py makes it; the
-README's screenshot is made from the same two days).
+README's screenshot is made from the same two days).  That crawl runs inline,
+on one reduce task a layer; the table of a layer's tasks is checked on more
+than it lists on one local-runner crawl of the small test web.
 """
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ import pytest
 from lxml import html
 from selenium.webdriver.common.by import By
 
-from crawl_support import PageHandler, crawl, crawl_docs, db_records, read_records, write_config, xml_pages
+from crawl_support import (PageHandler, crawl, crawl_docs, db_records, layer_docs, read_records, write_config,
+                           write_inputs, xml_pages)
 from report_support import DAYS, DEPTH, crawl_two_days, start_browser
 from test_failed_crawls import write_unanswered_inputs
 from mrcrawl.driver import EXIT_NOTHING_FETCHED, EXIT_OK
@@ -31,8 +34,10 @@ from mrcrawl.page.urls import host_key
 from mrcrawl.report import gather
 from mrcrawl.report.__main__ import EXIT_NOT_WRITTEN, EXIT_USAGE, main
 from mrcrawl.report.figures import TEXT_LENGTH_BINS, text_length_bin
+from mrcrawl.report.page import TASKS_LISTED
 from mrcrawl.store.failures import FailureKind
 from mrcrawl.store.records import FETCHED, GONE, NOT_MODIFIED, error_kind
+from mrcrawl.testweb import start_test_web
 
 CHARTS = ("chart-layer-outcomes", "chart-layer-seconds", "chart-throughput", "chart-hosts", "chart-charsets",
           "chart-content-types", "chart-text-lengths", "chart-trend")
@@ -42,11 +47,25 @@ HOSTILE = {
     "content_type": "text/<b onmouseover=window.injected=3>bold</b>",
     "name": "</title><script>window.injected=4</script>",
 }
+PLACED_DEPTH = 2
+PLACED_TASKS = TASKS_LISTED + 1  # one more than a layer's table lists
 
 
 @pytest.fixture(scope="module")
 def days(tmp_path_factory):
     return crawl_two_days(tmp_path_factory.mktemp("report"))
+
+
+@pytest.fixture(scope="module")
+def placed(tmp_path_factory):
+    """A local-runner crawl of the small test web on more reduce tasks than a
+    layer's table lists, and than the web has hosts: some tasks get no URL."""
+    directory = tmp_path_factory.mktemp("placed")
+    with start_test_web(seed=1) as server:
+        seeds, conf, _ = write_inputs(server, directory)
+        status = crawl(seeds, conf, directory / "crawl", PLACED_DEPTH, "local", "--reducers", str(PLACED_TASKS))
+    assert status == EXIT_OK
+    return directory / "crawl"
 
 
 def crawl_counters(output: Path, group: str) -> Counter:
@@ -375,3 +394,144 @@ def test_bad_input_is_one_line_and_touches_nothing(days, tmp_path, capsys):
                          f"mrcrawl report: cannot write {tmp_path / 'no' / 'such' / 'dir' / 'r.html'}: "
                          "No such file or directory"]
     assert snapshot(day1) == before and not (tmp_path / "r.html").exists()
+
+
+def per_task(group: dict) -> dict[int, dict[str, int]]:
+    """A group of per-task counters as stats.json holds it ("00003 urls": 4) by task."""
+    tasks: dict[int, dict[str, int]] = {}
+    for name, amount in group.items():
+        task, what = name.split(" ", 1)
+        tasks.setdefault(int(task), {})[what] = amount
+    return tasks
+
+
+def seconds(milliseconds: int) -> str:
+    return f"{milliseconds / 1000:,.2f}"
+
+
+def stated_tasks(output: Path, layer: int) -> tuple[dict, dict, float, dict]:
+    """stats.json's word on a layer's tasks: the plan and the load per task,
+    the Crawler step's seconds, and the placement's own counters."""
+    stats = json.loads((output / "stats.json").read_text())
+    place, crawled = stats[f"place/{layer}"], stats[f"crawl/{layer}"]
+    planned = per_task(place["counters"]["planned load"])
+    loads = per_task(crawled["counters"]["task load"])
+    for task in planned.keys() - loads.keys():  # a task given no URL counts nothing, not even its time
+        assert planned[task]["urls"] == 0, (layer, task)
+        loads[task] = {"urls": 0, "hosts": 0, "busy ms": 0}
+    return planned, loads, crawled["seconds"], place["counters"]["place"]
+
+
+def expected_task_table(output: Path, layer: int) -> tuple[list[list[str]], str, float]:
+    """A layer's task table as stats.json says it should read, the busiest
+    first and the rest summed in one row; its line's start; its imbalance."""
+    planned, loads, crawl_seconds, place = stated_tasks(output, layer)
+    slowest = max(load["busy ms"] for load in loads.values())
+    ranked = sorted(loads, key=lambda task: (-loads[task]["busy ms"], task))
+
+    def cells(tasks):
+        total = lambda source, what: sum(source[task][what] for task in tasks)  # noqa: E731
+        return [f"{total(planned, 'urls'):,}", f"{total(planned, 'queues'):,}", seconds(total(planned, "expected ms")),
+                f"{total(loads, 'urls'):,}", f"{total(loads, 'hosts'):,}", seconds(total(loads, "busy ms")),
+                seconds(sum(slowest - loads[task]["busy ms"] for task in tasks))]
+    rows = [["task", "planned URLs", "planned queues", "expected s", "URLs", "hosts", "busy s", "idle s"]]
+    rows += [[str(task), *cells([task])] for task in ranked[:TASKS_LISTED]]
+    rest = ranked[TASKS_LISTED:]
+    if rest:
+        rows.append([f"{len(rest)} more {'task' if len(rest) == 1 else 'tasks'} (sums)", *cells(rest)])
+    line = (f"Layer {layer}: expected {seconds(place['expected layer ms'])} s by the plan; "
+            f"the Crawler step took {crawl_seconds:,.2f} s; slowest task busy {seconds(slowest)} s")
+    return rows, line, slowest / (sum(load["busy ms"] for load in loads.values()) / len(loads))
+
+
+def shown_tables(browser, output: Path) -> dict[int, tuple[list[list[str]], str]]:
+    """Per layer of the crawl, its task table's cells and its line, as the browser shows them."""
+    browser.get((output / "report.html").resolve().as_uri())
+    logged = browser.get_log("browser")
+    assert not [entry for entry in logged if entry["level"] == "SEVERE"], logged
+    layers = sorted({int(name.split("/")[1]) for name in json.loads((output / "stats.json").read_text())
+                     if name.startswith("crawl/")})
+    shown = {}
+    for layer in layers:
+        table = browser.find_element(By.ID, f"task-table-{layer}")
+        assert table.is_displayed() and table.size["height"] > 0
+        rows = [[cell.text for cell in row.find_elements(By.CSS_SELECTOR, "th, td")]
+                for row in table.find_elements(By.TAG_NAME, "tr")]
+        shown[layer] = rows, browser.find_element(By.ID, f"tasks-{layer}").text
+    return shown
+
+
+def assert_tables_are_the_stats(browser, output: Path) -> None:
+    for layer, (rows, line) in shown_tables(browser, output).items():
+        expected_rows, expected_line, imbalance = expected_task_table(output, layer)
+        assert rows == expected_rows, layer
+        assert line.startswith(expected_line), (line, expected_line)
+        shown_imbalance = float(line.split("imbalance ")[1].split()[0])
+        assert shown_imbalance == pytest.approx(imbalance, abs=0.005), line
+
+
+def test_each_layers_tasks_in_a_browser_are_what_stats_json_holds(days, placed):
+    """Inline, a layer's one task; on the local runner, more tasks than the
+    table lists: the busiest, then one row of the rest."""
+    browser = start_browser()
+    try:
+        for output in days.outputs.values():
+            assert_tables_are_the_stats(browser, output)
+        assert_tables_are_the_stats(browser, placed)
+        rows, _ = shown_tables(browser, placed)[0]
+        assert len(rows) == 1 + TASKS_LISTED + 1 and rows[-1][0] == f"{PLACED_TASKS - TASKS_LISTED} more task (sums)"
+    finally:
+        browser.quit()
+
+
+def test_the_task_figures_are_the_counters_and_each_tasks_doc_part(placed):
+    """On the local runner reduce task N writes doc/L/part-N (an empty one is
+    not kept): the URLs and hosts a task counted are those of its part."""
+    figures = gather(placed)
+    assert [layer.layer for layer in figures.layers] == list(range(PLACED_DEPTH))
+    for layer in figures.layers:
+        planned, loads, crawl_seconds, place = stated_tasks(placed, layer.layer)
+        assert [task.task for task in layer.tasks] == list(range(PLACED_TASKS)) == sorted(planned)
+        assert layer.expected_seconds == place["expected layer ms"] / 1000
+        assert layer.expected_seconds == max(task.expected_seconds for task in layer.tasks)
+        assert layer.crawler_seconds == crawl_seconds
+        for task in layer.tasks:
+            part = placed / "doc" / str(layer.layer) / f"part-{task.task:05d}"
+            lines = part.read_text().splitlines() if part.exists() else []
+            docs = [json.loads(line.split("\t", 1)[1]) for line in lines]
+            assert (task.urls, task.hosts) == (len(docs), len({host_key(doc["requested_url"]) for doc in docs}))
+            plan = planned[task.task]
+            assert (task.planned_urls, task.planned_queues) == (plan["urls"], plan["queues"])
+            assert task.busy_seconds == loads[task.task]["busy ms"] / 1000
+        assert sum(task.urls for task in layer.tasks) == len(layer_docs(placed, layer.layer)) == place["urls"]
+        # Some tasks were given no URL: they sat idle the whole layer.
+        idle = [task for task in layer.tasks if not task.urls]
+        assert idle and all(layer.idle_seconds(task) == layer.slowest_busy for task in idle)
+        busiest = max(layer.tasks, key=lambda task: task.busy_seconds)
+        assert layer.idle_seconds(busiest) == 0 and layer.imbalance > 1
+
+
+def test_a_crawl_from_before_placement_gets_its_report_without_tasks(days, tmp_path):
+    """A crawl directory whose steps counted no plan and no task load:
+    `mrcrawl report` writes the page, every other section in it, and no
+    reduce tasks."""
+    old = shutil.copytree(days.outputs[2], tmp_path / "old")
+    for state_file in ("crawl.json", "stats.json"):
+        state = json.loads((old / state_file).read_text())
+        done = state["done"] if state_file == "crawl.json" else state
+        for name in [name for name in done if name.startswith("place/")]:
+            del done[name]
+        for name, step in done.items():
+            step["counters"].pop("task load", None)
+        (old / state_file).write_text(json.dumps(state))
+    shutil.rmtree(old / "place")
+    (old / "report.html").unlink()
+    result = subprocess.run([sys.executable, "-m", "mrcrawl", "report", str(old)], capture_output=True, text=True,
+                            timeout=120)
+    assert (result.returncode, result.stdout, result.stderr) == (EXIT_OK, f"{old / 'report.html'}\n", "")
+    page = html.parse(str(old / "report.html"))
+    assert not page.xpath("//*[@id='tasks' or starts-with(@id, 'task-table') or starts-with(@id, 'tasks-')]")
+    figures = gather(old)
+    assert figures.layers and all(not layer.tasks and layer.expected_seconds is None for layer in figures.layers)
+    assert summary_rows(old / "report.html")["result"] == "complete"
+    assert page.xpath("//table[@id='layer-table']/tr[td]") and page.xpath("//svg[@id='chart-hosts']//*[@class='mark']")

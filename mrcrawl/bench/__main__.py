@@ -14,6 +14,7 @@ Scenarios, run on a synthetic loopback web (scenarios.py, web.py):
   week              seven daily runs on one crawl db over a 50-site news web, vs crawls from scratch
   ordering          important pages reached in 20,000 fetches by each order, with and without STAR, beside a link farm
   feeds             our feed and sitemap parser against feedparser, fastfeedparser and feedparser-rs: right answers, entries/s
+  partition         a 10M-URL layer's simulated time on 16 to 256 reducers: host hashing, two-tier + LPT, URL hashing
 
 The README's Benchmark section gives each scenario's sizes and bound.
 
@@ -48,6 +49,8 @@ from mrcrawl.bench.feeds import FULL_FEEDS, QUICK_FEEDS, feeds, feeds_note, suit
 from mrcrawl.bench.ordering import RUNNER as ORDERING_RUNNER
 from mrcrawl.bench.ordering import meets_target as ordering_meets_target
 from mrcrawl.bench.ordering import ordering, ordering_note
+from mrcrawl.bench.partition import FULL_PARTITION, QUICK_PARTITION, partition, partition_notes
+from mrcrawl.bench.partition import meets_target as partition_meets_target
 from mrcrawl.bench.scenarios import FULL, QUICK
 from mrcrawl.bench.tail import meets_target as tail_meets_target
 from mrcrawl.bench.tail import tail, tail_note
@@ -56,7 +59,7 @@ from mrcrawl.cli import run_command
 from mrcrawl.logs import add_verbosity_options, configure_logging
 
 SCENARIOS = ("fetch-uniform", "fetch-politeness", "tail", "pipeline", "parse", "memory", "db-update", "week", "ordering",
-             "feeds")
+             "feeds", "partition")
 
 # The targets, by (row name pattern, runner or None for any): (description, check on a row).
 TARGETS = {
@@ -78,6 +81,7 @@ TARGETS = {
                            and r["first_day_as_fresh"]),
     ("ordering*", None): ("pagerank ≥ 1.5× bfs at the first mark; STAR: farm ≤ 2%; every link recorded",
                           ordering_meets_target),
+    ("partition *", None): ("two-tier + LPT ≤ 1.1× bound", partition_meets_target),
 }
 
 
@@ -293,7 +297,7 @@ def notes(rows: list[dict]) -> list[str]:
         elif row["name"].startswith("fetch-uniform") and row.get("bound"):
             lines.append(f"{row['name']} {row['runner']}: {row['bound']}-bound; server time per request "
                          f"{row['request_ms']:.1f} ms")
-    return lines
+    return lines + partition_notes(rows)
 
 
 def db_update_note(ours: dict, rows: list[dict]) -> str:
@@ -341,6 +345,8 @@ def run_scenarios(args, sizes: scenarios.Sizes, work: Path, say) -> list[dict]:
             rows += ordering(sizes, work, ORDERING_RUNNER, say)
         elif name == "feeds":
             rows += feeds(QUICK_FEEDS if args.quick else FULL_FEEDS, work, say, args.real_feeds)
+        elif name == "partition":
+            rows += partition(QUICK_PARTITION if args.quick else FULL_PARTITION, say)
     return rows
 
 

@@ -25,6 +25,7 @@ from mrcrawl.config import load_config
 from mrcrawl.crawl_dir import crawl_db, db_root, open_crawl, open_db
 from mrcrawl.frontier.crawldb import DEFAULT_PARTITIONS
 from mrcrawl.frontier.generate import OTHER_RANK
+from mrcrawl.frontier.placement import DEFAULT_SLOTS, Placement
 from mrcrawl.mr.launcher import Launcher, RunnerSettings
 from mrcrawl.page.urls import host_key
 from mrcrawl.pipeline import Pipeline
@@ -392,13 +393,19 @@ def memory(sizes: Sizes, work: Path, say) -> list[dict]:
             # The reducer's input as Hadoop streaming hands it over: internal
             # protocol lines, sorted, so a host's URLs arrive together.
             entry = new_frontier_entry(OTHER_RANK, False, None, None)
-            # As the Crawler's mapper keys them: rank, order key (none: the layer is not ordered), URL, entry.
-            lines = sorted(_records.write(host_key(url), [entry["rank"], "", url, entry]) for url in urls)
+            # As the Crawler's mapper keys them for a plan of one task: its key,
+            # then queue, host, rank, order key (none: the layer is not ordered), URL, entry.
+            plan = Placement(1, DEFAULT_SLOTS)
+            task_key = plan.task_keys[0]
+            lines = sorted(_records.write(task_key, [host_key(url), host_key(url), entry["rank"], "", url, entry])
+                           for url in urls)
             reducer_input = directory / "reducer-input"
             reducer_input.write_bytes(b"\n".join(lines) + b"\n")
+            placement = directory / "placement"
+            placement.write_bytes(_records.write("placement", plan.to_json()) + b"\n")
             web.clear_log()
             measured = run_measured(
-                ["-m", "jobs.crawler", "--step-num=0", "--reducer",
+                ["-m", "jobs.crawler", "--step-num=0", "--reducer", "--placement-part", str(placement),
                  "--crawl-config", str(CrawlStore(crawl_dir).config_path), "--layer", "0"],
                 stdin_path=str(reducer_input), stdout_path=str(directory / "reducer-output"))
             with open(directory / "reducer-output", "rb") as output:

@@ -22,6 +22,7 @@ import time
 
 from jobs.crawler import MRCrawler
 from jobs.parser import MRParser
+from jobs.placement import MRPlacement
 from mrcrawl.crawl_dir import crawl_db
 from mrcrawl.config import CrawlConfig
 from mrcrawl.mr.launcher import RUNNERS, Launcher, RunnerSettings
@@ -48,15 +49,18 @@ def main(argv: list[str] | None = None) -> int:
         iterations = CrawlConfig.from_dict(state.config).pagerank_iterations
         steps = scoring_steps(store, iterations, settings.sorts_reduce_output)
     else:
-        steps = [step for step in layer_steps(store, args.layer, last=True, batch_sorted=settings.sorts_reduce_output)
-                 if step.job.STEP == args.step]
+        # The Crawler fetches by its layer's placement: the placement step runs first, unmeasured.
+        needed = (MRPlacement.STEP, args.step) if args.step == MRCrawler.STEP else (args.step,)
+        steps = [step for step in layer_steps(store, args.layer, last=True, batch_sorted=settings.sorts_reduce_output,
+                                              reduce_tasks=settings.reduce_tasks) if step.job.STEP in needed]
     cpu_before = time.process_time()
     with Launcher(settings) as launcher:
         pipeline = Pipeline(store, state, crawl_db(state.db), launcher, say=lambda message: None)
         for step in steps:
             pipeline.run_step(step)
     cpu_s = time.process_time() - cpu_before
-    done = [state.done[step.name].to_json() for step in steps]
+    measured = [step for step in steps if step.job.STEP == args.step] or steps  # the score: all its steps
+    done = [state.done[step.name].to_json() for step in measured]
     # One step's record as it is; several steps' seconds summed, and each one's counters.
     print(json.dumps({**done[0], "seconds": sum(record["seconds"] for record in done),
                       "counters": done[0]["counters"] if len(done) == 1 else [record["counters"] for record in done],

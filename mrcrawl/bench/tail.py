@@ -88,7 +88,8 @@ def run_layer_rest(crawl_dir: Path, layer: int, last: bool) -> None:
     settings = RunnerSettings()
     with Launcher(settings) as launcher:
         pipeline = Pipeline(store, state, crawl_db(state.db), launcher, say=lambda message: None)
-        pipeline.run(layer_steps(store, layer, last=last, batch_sorted=settings.sorts_reduce_output))
+        pipeline.run(layer_steps(store, layer, last=last, batch_sorted=settings.sorts_reduce_output,
+                                 reduce_tasks=settings.reduce_tasks))
 
 
 def records_of(directory) -> list[tuple[str, dict]]:

@@ -6,9 +6,10 @@ threads take one host at a time from the scheduler, make at most one request
 to it, and give it back with its politeness clock advanced.  A fetch that
 needs several requests (redirect hops on the same host, retries) goes back to
 its host's queue between requests, so no thread sleeps to be polite and no
-host ever has two requests in flight.  Finished doc records go to a bounded
-queue that only the main thread drains, because mrjob's output and counters
-are not thread-safe.  A thread whose answer has wholly arrived works on it
+host ever has two requests in flight; under `politeness: ip` the hosts on
+one address share one clock, and so one request in flight (politeness.py).
+Finished doc records go to a bounded queue that only the main thread
+drains, because mrjob's output and counters are not thread-safe.  A thread whose answer has wholly arrived works on it
 under a processing permit, one thread at a time, so that idle threads are
 free while a CPU-bound task hands its interpreter lock over less often.
 
@@ -45,7 +46,8 @@ from mrcrawl.fetch.connection import (
 )
 from mrcrawl.fetch.exception_kinds import exception_kind
 from mrcrawl.fetch.hostqueue import HostQueue, HostScheduler, MemoryBudget, SpillQueue
-from mrcrawl.fetch.netguard import address_literal, blocked_reason
+from mrcrawl.fetch.netguard import blocked_reason
+from mrcrawl.fetch.politeness import POLITENESS_BY_ADDRESS, connect_addresses
 from mrcrawl.fetch.resolver import DNSLookupError, Resolver
 from mrcrawl.fetch.robots import MAX_ROBOTS_BYTES, RobotsPolicy, agent_token
 from mrcrawl.page.charset import decode_body, detect_encoding
@@ -314,7 +316,13 @@ class Fetcher:
         with self.scheduler.lock:
             queued = sum(host.remaining() for host in self.hosts.values())
             busy = sum(1 for host in self.hosts.values() if host.remaining() or host.busy)
-            bound = max((host.politeness_bound(now, self.deadline) for host in self.hosts.values()), default=0.0)
+            # A clock's hosts wait for each other (`politeness: ip`): their work adds up.
+            on_clock: dict = {}
+            for host in self.hosts.values():
+                remaining, in_flight = on_clock.get(host.clock, (0, False))
+                on_clock[host.clock] = (remaining + host.remaining(), in_flight or host.busy)
+            bound = max((clock.politeness_bound(remaining, in_flight, now, self.deadline)
+                         for clock, (remaining, in_flight) in on_clock.items()), default=0.0)
         progress = {"hosts": len(self.hosts), "busy": busy, "queued": queued, "bound": round(bound, 1)}
         if self.deadline is not None:  # the seconds left before no request starts
             progress["time_left"] = round(max(0.0, self.deadline - now), 1)
@@ -372,6 +380,8 @@ class Fetcher:
         if not host.guard_checked:
             host.guard_checked = True
             self._check_address(host)
+            if not self._takes_address_turn(host):
+                return  # another host of its address goes first; no request was made
         if self.config.obey_robots and host.robots is None and host.blocked_reason is None and host.unresolved is None:
             task = host.robots_task or Task(url=host.key + "/robots.txt")
             try:
@@ -394,22 +404,26 @@ class Fetcher:
         check = self._checked_address(host.key)
         host.address, host.blocked_reason, host.unresolved = check.address, check.blocked_reason, check.unresolved
 
+    def _takes_address_turn(self, host: HostQueue) -> bool:
+        """Under `politeness: ip`, put a host that will be requested on the
+        clock its address's hosts share: True if it may make its request
+        now, False if it must wait its turn (politeness.py)."""
+        if self.config.politeness != POLITENESS_BY_ADDRESS or host.address is None or host.blocked_reason is not None:
+            return True
+        return self.scheduler.share_clock(host, host.address)
+
     def _checked_address(self, key: str) -> AddressCheck:
         """What the lookup of host `key` (scheme://host:port) and the
         private-network guard made of it.  The resolver asks once a task."""
         name = host_of(key)
-        literal = address_literal(name)
-        if literal is not None:
-            addresses = (literal,)
-        elif self.config.proxy and self.config.allow_private_networks:
+        try:
+            addresses = connect_addresses(name, self.config, self.resolver)
+        except DNSLookupError as error:
+            # Through a proxy the proxy looks the name up itself, and may
+            # well know names this machine cannot look up.
+            return AddressCheck(unresolved=None if self.config.proxy else _error_text(error))
+        if addresses is None:
             return AddressCheck()  # nothing to judge, and the proxy looks the name up itself
-        else:
-            try:
-                addresses = self.resolver.addresses(name)
-            except DNSLookupError as error:
-                # Through a proxy the proxy looks the name up itself, and may
-                # well know names this machine cannot look up.
-                return AddressCheck(unresolved=None if self.config.proxy else _error_text(error))
         check = AddressCheck(address=str(addresses[0]))
         if not self.config.allow_private_networks:
             check.blocked_reason = blocked_reason(name, addresses, self._allowed_networks)

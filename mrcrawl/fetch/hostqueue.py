@@ -7,6 +7,12 @@ its clock allows the next request to start.  Among the hosts that may go
 now, the one with the most work left goes first, so the big hosts that bound
 a layer's length start early instead of being left for a lonely tail.
 
+Under `politeness: ip` (fetch/politeness.py) the hosts on one address share
+one politeness clock: one request in flight among them, `delay` apart.  A
+host whose shared clock is in use waits its turn on the clock, out of the
+scheduler's heaps, so no thread spins on it; when the request in flight is
+answered, the host that has waited longest goes next (round robin).
+
 Memory stays flat however many URLs a reducer task is fed: each queue keeps a
 short head in memory and spills the rest to a file on local disk (IRLbot's
 lesson: the frontier belongs on disk, read and written sequentially).
@@ -111,21 +117,51 @@ class SpillQueue:
             self._read_offset = 0
 
 
+class PolitenessClock:
+    """When the next request of a politeness queue may start, and which host
+    may make it: each host has one of its own, and under `politeness: ip`
+    the hosts on one address share one (HostScheduler.share_clock).  Only
+    the scheduler's lock guards it."""
+
+    def __init__(self, delay: float, shared: bool = False):
+        self.delay = delay  # gap between request starts: the largest delay of its hosts
+        self.shared = shared
+        self.next_start = 0.0  # monotonic time before which no request may start
+        self.answered_at = 0.0  # monotonic time the last request was answered or failed
+        self.holder: HostQueue | None = None  # the host whose thread may make the one request in flight
+        self.listed: HostQueue | None = None  # the host in the scheduler's heaps for the clock's next request
+        # Hosts with work waiting for the clock while it has a holder or a
+        # listed host, longest waiting first.  A host's own clock never has any.
+        self.turns: deque[HostQueue] = deque()
+
+    def politeness_bound(self, remaining: int, in_flight: bool, now: float, deadline: float | None = None) -> float:
+        """Seconds from `now` before which `remaining` URLs on this clock can
+        be done: each waits its delay after the previous answer, and the
+        layer holds a delay after the last one (Fetcher.finish).  With a
+        `deadline` (the layer's time limit) no request starts after it, so
+        the work is done by then plus the delay its last request holds."""
+        # Until a request may start: the answer in flight starts the clock.
+        wait = self.delay if in_flight else max(0.0, self.next_start - now)
+        bound = wait + remaining * self.delay
+        if deadline is not None and remaining:
+            bound = min(bound, max(wait, deadline - now + self.delay))
+        return bound
+
+
 class HostQueue:
     """One host's work and politeness state (a Scrapy slot, a Nutch queue).
 
     Only the scheduler's lock guards these fields; a thread that has taken
     the host owns `robots`, `connection` and the current task until it gives the
-    host back.
+    host back.  Its clock's fields (`delay`, `next_start`, `answered_at`)
+    read as its own.
     """
 
     def __init__(self, key: str, urls: SpillQueue, delay: float):
         self.key = key
         self.urls = urls
         self.resumed: deque = deque()  # tasks to continue first: redirect hops, retries
-        self.delay = delay  # max(config delay, capped Crawl-delay): gap between request starts
-        self.next_start = 0.0  # monotonic time before which no request may start
-        self.answered_at = 0.0  # monotonic time the last request was answered or failed
+        self.clock = PolitenessClock(delay)  # its own, until it shares its address's
         self.busy = False  # a thread holds the host (at most one request in flight)
         self.scheduled = False  # in the scheduler's ready or waiting heap
         self.fed = False  # the feeder has queued all of this layer's URLs for the host
@@ -138,6 +174,34 @@ class HostQueue:
         self.unresolved: str | None = None  # set when the host's name could not be looked up
         self.connection = None  # kept-alive HTTP connection pool, opened on first request
 
+    @property
+    def delay(self) -> float:
+        """max(config delay, capped Crawl-delay): gap between request starts;
+        on a shared clock, the largest of its hosts'."""
+        return self.clock.delay
+
+    @delay.setter
+    def delay(self, delay: float) -> None:
+        self.clock.delay = max(self.clock.delay, delay) if self.clock.shared else delay
+
+    @property
+    def next_start(self) -> float:
+        """Monotonic time before which no request may start."""
+        return self.clock.next_start
+
+    @next_start.setter
+    def next_start(self, when: float) -> None:
+        self.clock.next_start = when
+
+    @property
+    def answered_at(self) -> float:
+        """Monotonic time the last request on the host's clock was answered or failed."""
+        return self.clock.answered_at
+
+    @answered_at.setter
+    def answered_at(self, when: float) -> None:
+        self.clock.answered_at = when
+
     def has_work(self) -> bool:
         return bool(self.resumed) or len(self.urls) > 0
 
@@ -145,17 +209,9 @@ class HostQueue:
         return len(self.resumed) + len(self.urls)
 
     def politeness_bound(self, now: float, deadline: float | None = None) -> float:
-        """Seconds from `now` before which this host's work of the layer cannot
-        be done: each URL left waits its delay after the previous answer, and
-        the layer holds a delay after the last one (Fetcher.finish).  With a
-        `deadline` (the layer's time limit) no request starts after it, so the
-        host is done by then plus the delay its last request holds."""
-        # Until the host may start a request: the answer in flight starts its clock.
-        wait = self.delay if self.busy else max(0.0, self.next_start - now)
-        bound = wait + self.remaining() * self.delay
-        if deadline is not None and self.remaining():
-            bound = min(bound, max(wait, deadline - now + self.delay))
-        return bound
+        """Seconds from `now` before which this host's work of the layer
+        cannot be done (PolitenessClock.politeness_bound)."""
+        return self.clock.politeness_bound(self.remaining(), self.busy, now, deadline)
 
     def drop_work(self) -> int:
         """Forget the work left, the layer's time having run out: how many
@@ -192,12 +248,18 @@ class HostScheduler:
         self._seq = itertools.count()
         self._closed = False  # no more URLs will be fed
         self._busy = 0
+        self._shared_clocks: dict[str, PolitenessClock] = {}  # by address
 
     def schedule(self, host: HostQueue) -> None:
         """Make an idle host with work available to a thread (lock held)."""
         if host.busy or host.scheduled or not host.has_work():
             return
         host.scheduled = True
+        clock = host.clock
+        if clock.holder is not None or clock.listed is not None:
+            clock.turns.append(host)  # another host of its clock is in flight or next
+            return
+        clock.listed = host
         if host.next_start <= time.monotonic():
             heapq.heappush(self._ready, (-host.remaining(), next(self._seq), host))
         else:
@@ -216,6 +278,7 @@ class HostScheduler:
                     host = heapq.heappop(self._ready)[2]
                     host.scheduled = False
                     host.busy = True
+                    host.clock.listed, host.clock.holder = None, host
                     self._busy += 1
                     return host
                 if self._closed and not self._waiting and not self._busy:
@@ -228,9 +291,34 @@ class HostScheduler:
         with self.lock:
             host.busy = False
             self._busy -= 1
+            clock = host.clock
+            if clock.holder is host:
+                clock.holder = None
+                # The host that waited longest goes next; this one queues behind it.
+                while clock.turns and clock.listed is None:
+                    waiting = clock.turns.popleft()
+                    waiting.scheduled = False
+                    self.schedule(waiting)
             self.schedule(host)
             if not self._busy:
                 self.lock.notify_all()
+
+    def share_clock(self, host: HostQueue, address: str) -> bool:
+        """Put a host a thread holds, which has made no request yet, on the
+        clock its address's hosts share (`politeness: ip`).  True if it may
+        make its request now; False if it must wait its turn: the thread
+        gives it back without a request, and it waits on the clock."""
+        with self.lock:
+            clock = self._shared_clocks.get(address)
+            if clock is None:
+                clock = self._shared_clocks[address] = PolitenessClock(host.delay, shared=True)
+            own_delay = host.delay
+            host.clock = clock  # its own clock timed no request: nothing of it is kept
+            host.delay = own_delay
+            if clock.holder is None and clock.listed is None and clock.next_start <= time.monotonic():
+                clock.holder = host
+                return True
+            return False
 
     def close(self) -> None:
         """The feeder is done: threads may stop once every queue is empty."""

@@ -5,7 +5,7 @@ db record) in P URL partition files, a digest index in P digest partition
 files, the link store (which pages link to each URL, frontier/links.py) in P
 link partition files, and `db.json`:
 
-    DB/db.json                 {"format", "partitions": P, "generation": G, "applied": ..., "runs": ...}
+    DB/db.json                 {"format", "partitions": P, "slots": M, "generation": G, "applied": ..., "runs": ...}
     DB/gen-<G>/part-00000 ..   the URL partitions 0 .. P-1
     DB/gen-<G>/part-<P> ..     the digest partitions 0 .. P-1, as files P .. 2P-1
     DB/gen-<G>/part-<2P> ..    the link partitions 0 .. P-1, as files 2P .. 3P-1
@@ -14,8 +14,10 @@ link partition files, and `db.json`:
 A db of format 2, written before the link store, has no link files: it is
 read as a db with no links, and upgraded when opened for a run (upgrade()).
 
-A URL lives in the URL partition of a hash of its host, so a host's URLs
-stay together, as IRLbot's DRUM buckets keep them.  The digest index maps
+A URL lives in the URL partition of its host's slot (frontier/placement.py:
+one of M logical slots, a stable hash of the host; P divides M, and the
+partition is the slot modulo P), so a host's URLs stay together, as
+IRLbot's DRUM buckets keep them, and in one slot for the crawl's life.  The digest index maps
 each payload digest a fetch has shown, and each content signature
 (`sig:<signature>`, frontier/dedup.py), to its original, the first URL
 fetched with it (records.DIGEST_FIELDS); a digest or signature lives in the
@@ -55,13 +57,13 @@ by signature; the benchmark's db-update scenario measures the first.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import mmap
 import os
 from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator
 
+from mrcrawl.frontier.placement import slot_of, slots_for, stable_hash
 from mrcrawl.page.urls import host_key
 from mrcrawl.store.crawl_reader import read_part
 from mrcrawl.store.crawl_store import CrawlStore, pause_point
@@ -88,16 +90,15 @@ _lines = Utf8JsonProtocol()
 
 
 def partition_of(url: str, partitions: int) -> int:
-    """The partition that holds `url`: a stable hash of its host (the same
-    on every machine and Python, unlike hash())."""
-    digest = hashlib.blake2b(host_key(url).encode("utf-8"), digest_size=8).digest()
-    return int.from_bytes(digest, "big") % partitions
+    """The partition that holds `url`: the slot of its host (placement.py)
+    modulo the partitions, which divide the db's slots: a host's records
+    are in the partition of its slot, whatever the slots are assigned to."""
+    return slot_of(host_key(url), partitions)
 
 
 def digest_partition_of(digest: str, partitions: int) -> int:
     """The digest partition that holds `digest` (a stable hash, as partition_of)."""
-    hashed = hashlib.blake2b(digest.encode("ascii"), digest_size=8).digest()
-    return int.from_bytes(hashed, "big") % partitions
+    return stable_hash(digest) % partitions
 
 
 def batch_key(url: str, partitions: int) -> str:
@@ -378,7 +379,8 @@ class CrawlDb:
         self.store.remove(self.generation_dir(0))  # what a create that was killed left, .tmp files and all
         for partition in range(_FILE_KINDS[DB_FORMAT] * partitions):
             self.store.write_text(self.store.part_file(self.generation_dir(0), partition), "")
-        self._write_meta({"format": DB_FORMAT, "partitions": partitions, "generation": 0, "applied": None})
+        self._write_meta({"format": DB_FORMAT, "partitions": partitions, "slots": slots_for(partitions),
+                          "generation": 0, "applied": None})
 
     def meta(self) -> dict:
         """db.json, checked once (see _read_meta) and then kept: only the
@@ -390,6 +392,12 @@ class CrawlDb:
     @property
     def partitions(self) -> int:
         return self.meta()["partitions"]
+
+    @property
+    def slots(self) -> int:
+        """The crawl's logical slots (placement.py), fixed when the db was made;
+        a db made before slots were kept has the slots a new one would."""
+        return self.meta().get("slots") or slots_for(self.partitions)
 
     def partition_files(self) -> list:
         """The current generation's URL partition files, in partition order."""

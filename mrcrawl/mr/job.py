@@ -69,6 +69,24 @@ class CounterGroup(NamedTuple):
         return Counter(counters.get(self.group, {}))
 
 
+class TaskCounters(NamedTuple):
+    """A group of counters per reduce task: `<task> <what>` (`00003 urls`),
+    the task's number zero-padded so that the names sort as the tasks do."""
+
+    group: str
+
+    def name(self, task: int, what: str) -> str:
+        return f"{task:05d} {what}"
+
+    def of(self, counters: dict) -> dict[int, dict[str, int]]:
+        """Task -> what -> amount, from a job's counters."""
+        tasks: dict[int, dict[str, int]] = {}
+        for name, amount in counters.get(self.group, {}).items():
+            task, _, what = name.partition(" ")
+            tasks.setdefault(int(task), {})[what] = amount
+        return tasks
+
+
 class CrawlJob(MRJob):
     """A job of a crawl: `self.config`, `self.layer`, `self.partitions`,
     `self.options.run` and `self.clock`; run in one wave of tasks on the inline and local runners."""
@@ -110,6 +128,9 @@ class CrawlJob(MRJob):
 
     def count(self, counter: JobCounter, amount: int = 1) -> None:
         self.increment_counter(counter.group, counter.name, amount)
+
+    def count_for_task(self, counters: TaskCounters, task: int, what: str, amount: int) -> None:
+        self.increment_counter(counters.group, counters.name(task, what), amount)
 
     # ---- what the driver says of the job's counters -----------------------------
 

@@ -10,7 +10,9 @@ run as a plain MRJob over its inputs.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
+import logging
 import os
 import shutil
 import sys
@@ -55,8 +57,38 @@ class RunnerSettings:
     @property
     def tasks_on_this_machine(self) -> bool:
         """Whether the tasks are processes of this machine, with this interpreter
-        at hand (inline runs them inside the driver's own process)."""
-        return self.runner == "local" or (self.runner == "spark" and (self.master or "").startswith("local"))
+        at hand (inline runs them inside the driver's own process): a local
+        master's, or those of a standalone master on loopback, whose workers
+        can only be processes of this machine."""
+        if self.runner == "local":
+            return True
+        return self.runner == "spark" and ((self.master or "").startswith("local") or self.standalone_on_loopback)
+
+    @property
+    def standalone_on_loopback(self) -> bool:
+        """Whether the master is a Spark standalone master on a loopback address."""
+        if not (self.runner == "spark" and (self.master or "").startswith("spark://")):
+            return False
+        hosts = [address.rsplit(":", 1)[0] for address in self.master.removeprefix("spark://").split(",")]
+        return all(is_loopback_host(host) for host in hosts)
+
+    @property
+    def reduce_tasks(self) -> int:
+        """How many reduce tasks a layer's fetching is planned on (frontier/placement.py):
+        --reducers where the runner honours it; else one inline (its tasks run one
+        after another), a core's worth on the local runner and a local Spark master,
+        and one on a cluster, whose size the driver cannot know."""
+        if self.runner == "inline":
+            return 1
+        if self.reducers:
+            return self.reducers
+        if self.runner == "local":
+            return os.cpu_count() or 1
+        master = self.master or ""
+        if self.runner == "spark" and master.startswith("local"):
+            threads = master.removeprefix("local").strip("[]")
+            return int(threads) if threads.isdigit() else os.cpu_count() or 1
+        return 1
 
     @property
     def reads_local_disk_only(self) -> bool:
@@ -149,6 +181,11 @@ class Launcher:
                 # Spark otherwise binds its driver to the host's first
                 # non-loopback address; a local master needs no network.
                 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            if settings.standalone_on_loopback:
+                # mrjob's default temp dir for a master that is not local
+                # is on HDFS; this master's workers share this disk.
+                args += ["--spark-tmp-dir", self._scratch_dir("mrcrawl-spark-")]
+                LOOPBACK_TMP_DIR_WARNING.install()
         return args
 
     def _scratch_dir(self, prefix: str) -> str:
@@ -158,15 +195,16 @@ class Launcher:
         """The command line of one job for this runner.  `inputs` are stores
         (directories) or part files, or for a job that reads whole files, the files."""
         whole_files = getattr(job_class, "READS_WHOLE_FILES", False)
-        args = [*self._runner_args, "--output-dir", str(output), *options]
+        args = [*self._runner_args, "--output-dir", str(output)]
+        if self.settings.reducers and job_class.reducer is not MRJob.reducer and self.settings.runner in SHIPPING_RUNNERS:
+            args += ["--jobconf", f"mapreduce.job.reduces={self.settings.reducers}"]
+        args += options  # after the runner's reduce tasks: a step's own (the Crawler's plan) win
         if whole_files and self.settings.runner == "spark":
             # mrjob's Spark runner has no input manifests, and reads no counters of a Spark step (mr/job.py).
             args += ["--spark-whole-files", "--spark-counters",
                      os.path.join(self._scratch_dir("mrcrawl-counters-"), "counters.json")]
         if getattr(job_class, "TAKES_CRAWL_CONTEXT", False):
             args += context.args()
-        if self.settings.reducers and job_class.reducer is not MRJob.reducer:
-            args += ["--jobconf", f"mapreduce.job.reduces={self.settings.reducers}"]
         if whole_files:
             # The db's jobs read whole partition files, a task each, and are
             # given them by name: a task takes its partition from the name.
@@ -201,6 +239,34 @@ class Launcher:
             if getattr(job.options, "spark_whole_files", False):
                 return spark_step_counters(job.options.spark_counters)
             return merge_counters(runner.counters())
+
+
+def is_loopback_host(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class _LoopbackTmpDirWarning(logging.Filter):
+    """Drops mrjob's warning that the executors of a master that is not
+    local may not reach a spark_tmp_dir on local disk: on a loopback
+    master they are processes of this machine, and reach it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        said = record.getMessage()
+        if not said.startswith("Warning: executors on Spark master "):
+            return True
+        master = said.removeprefix("Warning: executors on Spark master ").split(" ", 1)[0]
+        return not RunnerSettings("spark", spark_master=master).standalone_on_loopback
+
+    def install(self) -> None:
+        logging.getLogger("mrjob.spark.runner").addFilter(self)  # once: a filter is added only if absent
+
+
+LOOPBACK_TMP_DIR_WARNING = _LoopbackTmpDirWarning()
 
 
 def is_part_file(place) -> bool:

@@ -11,8 +11,13 @@ it also cleans up a file mrjob leaves.
   long as its busiest host needs (its URLs x its delay), and a task's
   fetcher works on all of its hosts at once; tasks in waves make a layer
   last the *sum* of their busiest hosts.  So a reduce gets as many tasks as
-  run at once: one inline, one per core on the local runner.  Hadoop, EMR
-  and Spark take --reducers instead.
+  run at once: one inline, one per core on the local runner.  A step that
+  names its reduce tasks (`mapreduce.job.reduces`: the Crawler's, which its
+  layer's placement planned, frontier/placement.py) gets that many on the
+  local runner, all started at once (fetch tasks wait on the network, not
+  on a core), and when its keys are no more than its tasks, a task per key:
+  the Crawler's keys are its tasks, so each fetches what the plan gave it,
+  as on Hadoop, EMR and Spark.
 * One wave of map tasks.  mrjob gives every input file at least one map
   task of its own, and splits the input into 2 x cores tasks.  The
   Optimizer reads 2L+2 stores of a few part files each, so mrjob would run
@@ -149,6 +154,39 @@ def _key_boundary(source, position: int, size: int) -> int:
     return size
 
 
+def _key_end(source, start: int, size: int) -> int:
+    """Where the records of the key of the line at `start` end (keys are
+    sorted): a binary search over line starts, so a task per key costs a
+    few reads per key, not a pass over the file."""
+    prefix = _reducer_key(_line_at(source, start)) + b"\t"
+
+    def past_key(position: int) -> bool:
+        line_start = _next_line_start(source, position)
+        return line_start >= size or not _line_at(source, line_start).startswith(prefix)
+
+    low, high = start, size  # past_key(low) is false, past_key(high) true
+    while high - low > 1:
+        middle = (low + high) // 2
+        if past_key(middle):
+            high = middle
+        else:
+            low = middle
+    return min(_next_line_start(source, high), size)
+
+
+def _key_ranges(source, size: int, most: int) -> list[tuple[int, int]] | None:
+    """The byte range of each key of a sorted file, or None if it has more than `most` keys."""
+    ranges = []
+    start = 0
+    while start < size:
+        if len(ranges) == most:
+            return None
+        end = _key_end(source, start, size)
+        ranges.append((start, end))
+        start = end
+    return ranges
+
+
 def _ends_without_newline(source, size: int) -> bool:
     source.seek(size - 1)
     return source.read(1) != b"\n"
@@ -217,14 +255,27 @@ class _OneWave:
         # Checked in order before mrjob's own, which end with `cp`.
         return [("/*", "ln -s"), *super()._manifest_download_commands()]
 
+    def _reduce_tasks(self, step_num) -> int:
+        """As many reduce tasks as run at once; on the local runner, a step
+        that names its reduce tasks (the Crawler's, by its layer's placement:
+        frontier/placement.py) gets that many, all run at once."""
+        named = self._jobconf_for_step(step_num).get("mapreduce.job.reduces")
+        if named and not isinstance(self, InlineMRJobRunner):
+            return int(named)
+        return self._slots()
+
     def _split_reducer_input(self, step_num):
         path = self._sorted_reducer_input_path(step_num)
         size = os.stat(path).st_size
-        slots = self._slots()
+        tasks = self._reduce_tasks(step_num)
         with open(path, "rb") as sorted_input:
-            ends = [_key_boundary(sorted_input, -(-size * slot // slots), size) for slot in range(1, slots)]
-            bounds = sorted({0, size, *ends})
-            ranges = list(zip(bounds, bounds[1:])) or [(0, 0)]  # an empty input still gets one task
+            # No more keys than tasks (the Crawler's keys are its tasks): a task per key.
+            ranges = _key_ranges(sorted_input, size, tasks) if tasks > 1 else None
+            if ranges is None:
+                ends = [_key_boundary(sorted_input, -(-size * task // tasks), size) for task in range(1, tasks)]
+                bounds = sorted({0, size, *ends})
+                ranges = list(zip(bounds, bounds[1:]))
+            ranges = ranges or [(0, 0)]  # an empty input still gets one task
             # The first task's input stays where the sort wrote it; only the
             # others are copied out (the sorted file is as big as the job's
             # map output, and inline has one task: nothing is copied).
@@ -265,6 +316,15 @@ class _ForkedTasks:
         command = super()._sort_bin()
         return command if self._opts["sort_bin"] else [*command, "-S", SORT_BUFFER]
 
+    _reducers_at_once = 0  # while a reduce runs: its tasks, which run in one wave (_OneWave._reduce_tasks)
+
+    def _run_reducers(self, step_num, num_reducer_tasks):
+        self._reducers_at_once = num_reducer_tasks
+        try:
+            super()._run_reducers(step_num, num_reducer_tasks)
+        finally:
+            self._reducers_at_once = 0
+
     def _run_multiple(self, funcs, num_processes=None):
         # mrjob runs the tasks in a multiprocessing Pool.  A pool's idle
         # worker holds the pool's queue lock while it waits for work, so a
@@ -278,9 +338,10 @@ class _ForkedTasks:
 
         waiting = list(funcs)
         running: dict[int, _TaskWorker] = {}  # by the read end of its pipe
+        at_once = max(self._num_cores(), self._reducers_at_once)
         try:
             while waiting or running:
-                while waiting and len(running) < self._num_cores():
+                while waiting and len(running) < at_once:
                     worker = _TaskWorker.start(partial(_pickle_safe, waiting.pop(0)))
                     running[worker.pipe] = worker
                 ready, _, _ = select.select(list(running), [], [])

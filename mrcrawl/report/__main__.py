@@ -20,10 +20,11 @@ def parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 the page was written; 1 it could not be written there; 2 a bad command line, or DIR "
                "holds no crawl, or --db no crawl db (one line on stderr). Nothing but the page is written.",
         description="Write one self-contained HTML page (no network needed to view it) of what a crawl did: its "
-                    "summary; per layer, outcomes and step times; throughput over time; per host, URLs, outcomes, "
-                    "bytes, errors and the smallest gap between two requests; charsets and content types; the top "
-                    "errors with example URLs; main-text lengths; and, from the crawl db, new, fetched, not "
-                    "modified and gone URLs per day.  Every crawl run writes it as DIR/report.html.",
+                    "summary; per layer, outcomes and step times, and each reduce task's planned and actual load; "
+                    "throughput over time; per host, URLs, outcomes, bytes, errors and the smallest gap between two "
+                    "requests; charsets and content types; the top errors with example URLs; main-text lengths; "
+                    "and, from the crawl db, new, fetched, not modified and gone URLs per day.  Every crawl run "
+                    "writes it as DIR/report.html.",
     )
     made.add_argument("directory", metavar="DIR", help="the crawl directory (the driver's --output)")
     made.add_argument("--db", metavar="DB", help="the crawl db to draw the trend across runs from "

@@ -9,6 +9,9 @@ there and forgotten.  What waits in the crawl db (deferred and trapped URLs)
 is counted per pay-level domain, one partition file at a time
 (frontier/waiting.py); how the db's scores spread is counted per bucket,
 with its TOP_SCORES URLs of the highest scores (frontier/score_spread.py).
+Each layer's reduce tasks are read from two steps' counters: the load its
+placement planned per task (place/L) and the load each Crawler task counted
+(crawl/L); a crawl from before placement has neither.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from lxml import etree
 from jobs.crawler import MRCrawler
 from jobs.generator import MRGenerator
 from jobs.html_to_xml import MRHtmlToXml
+from jobs.placement import MRPlacement
 from mrcrawl.frontier.crawldb import RUN_COUNTS, CrawlDb, NoCrawlDb
 from mrcrawl.frontier.db_update import parse_time
 from mrcrawl.frontier.score_spread import ScoreSpread, score_spread
@@ -70,10 +74,55 @@ class ErrorFigures:
 
 
 @dataclass
+class TaskLoad:
+    """One reduce task of a layer's Crawler: its load as the layer's placement
+    planned it and as the task counted it; None where the step counted nothing."""
+
+    task: int
+    planned_urls: int | None = None
+    planned_queues: int | None = None
+    expected_seconds: float | None = None
+    urls: int | None = None
+    hosts: int | None = None
+    busy_seconds: float | None = None  # from the task's start to its end
+
+
+@dataclass
 class LayerFigures:
     layer: int
     outcomes: Counter
     seconds: dict[str, float]  # by step kind (LAYER_STEPS)
+    expected_seconds: float | None = None  # the plan's slowest task; None: no plan was counted
+    tasks: list[TaskLoad] = field(default_factory=list)  # by task; empty: neither step counted a task
+
+    @property
+    def crawler_seconds(self) -> float:
+        return self.seconds[MRCrawler.STEP]  # a layer is in the report once its Crawler step finished
+
+    @property
+    def busy(self) -> list[float]:
+        """The busy seconds of the tasks that counted theirs."""
+        return [task.busy_seconds for task in self.tasks if task.busy_seconds is not None]
+
+    @property
+    def slowest_busy(self) -> float | None:
+        return max(self.busy, default=None)
+
+    @property
+    def mean_busy(self) -> float | None:
+        busy = self.busy
+        return sum(busy) / len(busy) if busy else None
+
+    @property
+    def imbalance(self) -> float | None:
+        """The slowest task's busy seconds over the mean task's: 1 when the tasks were equally busy."""
+        mean = self.mean_busy
+        return self.slowest_busy / mean if mean else None
+
+    def idle_seconds(self, task: TaskLoad) -> float | None:
+        """How long `task` sat done while the layer's slowest task went on: to
+        the millisecond, as busy times are counted."""
+        return None if task.busy_seconds is None else round(self.slowest_busy - task.busy_seconds, 3)
 
 
 @dataclass
@@ -171,7 +220,8 @@ def gather(directory: str | Path, db: str | None = None) -> CrawlFigures:
     for layer in (layer for layer in reader.layers if StepName(MRCrawler.STEP, layer) in done):
         steps = [StepName(kind, layer) for kind in LAYER_STEPS]
         seconds = {name.kind: done[name].seconds for name in steps if name in done}
-        figures.layers.append(LayerFigures(layer, _read_layer(reader, layer, figures), seconds))
+        expected, tasks = _task_loads(done, layer)
+        figures.layers.append(LayerFigures(layer, _read_layer(reader, layer, figures), seconds, expected, tasks))
     if figures.complete:
         _read_text_lengths(reader.store, state.started_at, figures)
     figures.result = _result(figures, done)
@@ -190,6 +240,30 @@ def step_count(state: CrawlState, kind: str, counter: JobCounter) -> StepCount:
     if not finished[-1].counters:
         return StepCount(None, f"not counted: the runner of the {kind} step reported no counters")
     return StepCount(counter.of(finished[-1].counters))
+
+
+# What a Crawler task that was given no URL counts: nothing, for its reducer
+# never learns which task it is; it fetched nothing, and sat idle all along.
+NO_URL_LOAD = {"urls": 0, "hosts": 0, "busy ms": 0}
+
+
+def _task_loads(done: dict, layer: int) -> tuple[float | None, list[TaskLoad]]:
+    """The layer's expected seconds and its tasks' loads, from its place and crawl steps' counters."""
+    place = done.get(StepName(MRPlacement.STEP, layer))
+    planned = MRPlacement.PLANNED.of(place.counters) if place else {}
+    counted = MRCrawler.TASK_LOAD.of(done[StepName(MRCrawler.STEP, layer)].counters)
+    tasks = []
+    for task in sorted(planned.keys() | counted.keys()):
+        plan = planned.get(task, {})
+        load = counted.get(task, NO_URL_LOAD) if counted else {}
+        tasks.append(TaskLoad(task, plan.get("urls"), plan.get("queues"), _seconds(plan.get("expected ms")),
+                              load.get("urls"), load.get("hosts"), _seconds(load.get("busy ms"))))
+    expected = MRPlacement.EXPECTED_MS.of(place.counters) / 1000 if planned else None
+    return expected, tasks
+
+
+def _seconds(milliseconds: int | None) -> float | None:
+    return None if milliseconds is None else milliseconds / 1000
 
 
 def _read_layer(reader: CrawlReader, layer: int, figures: CrawlFigures) -> Counter:

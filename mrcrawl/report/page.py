@@ -14,7 +14,8 @@ from html import escape
 from mrcrawl.frontier.crawldb import RUN_COUNTS, URLS_ADDED, URLS_FETCHED, URLS_GONE, URLS_NOT_MODIFIED
 from mrcrawl.frontier.score_spread import bucket_label
 from mrcrawl.report.charts import columns, number, stacked_bars
-from mrcrawl.report.figures import LAYER_STEPS, TEXT_LENGTH_BINS, CrawlFigures, StepCount, below_delay
+from mrcrawl.report.figures import (LAYER_STEPS, TEXT_LENGTH_BINS, CrawlFigures, LayerFigures, StepCount,
+                                    TaskLoad, below_delay)
 from mrcrawl.store.records import DEFERRALS, FETCHED, NOT_MODIFIED, OUTCOMES, TRAP_GUARDS
 
 # By outcome, in the order of OUTCOMES: fetched, not_html, not_modified,
@@ -22,7 +23,7 @@ from mrcrawl.store.records import DEFERRALS, FETCHED, NOT_MODIFIED, OUTCOMES, TR
 OUTCOME_COLORS = dict(zip(OUTCOMES, ("#2e7d32", "#4db6ac", "#9ccc65", "#64b5f6", "#e53935", "#fb8c00", "#8e24aa",
                                      "#757575"), strict=True))
 # The steps of a layer, in the order they run: crawl, parse, dbbatch, dedup, dbupdate, optimize.
-STEP_COLORS = dict(zip(LAYER_STEPS, ("#1565c0", "#43a047", "#fbc02d", "#8d6e63", "#ef6c00", "#6a1b9a"), strict=True))
+STEP_COLORS = dict(zip(LAYER_STEPS, ("#90a4ae", "#1565c0", "#43a047", "#fbc02d", "#8d6e63", "#ef6c00", "#6a1b9a"), strict=True))
 # How the trend names and colours each of the crawl db's RUN_COUNTS.
 TREND_STYLE = {URLS_ADDED: ("new URLs", "#1565c0"), URLS_FETCHED: ("fetched", "#2e7d32"),
                URLS_NOT_MODIFIED: ("not modified", "#9ccc65"), URLS_GONE: ("gone", "#e53935")}
@@ -30,6 +31,7 @@ TREND_SERIES = tuple((name, *TREND_STYLE[name]) for name in RUN_COUNTS)
 THROUGHPUT_COLUMNS = 60  # the run's wall time is cut into at most this many columns
 HOSTS_CHARTED = 25  # the hosts with the most URLs get a bar
 HOSTS_LISTED = 200  # rows of the host table
+TASKS_LISTED = 16  # a layer's busiest reduce tasks listed; one row sums the rest
 TOP_ERRORS = 10
 OTHER_COLOR = "#90a4ae"
 SCORE_COLOR = "#00897b"
@@ -85,8 +87,9 @@ def _table(headers: list[str], rows: list[list], numeric: set[int] = frozenset()
 
 
 def render(figures: CrawlFigures) -> str:
-    sections = [_summary(figures), _layers(figures), _throughput(figures), _hosts(figures), _waiting(figures),
-                _scores(figures), _types(figures), _errors(figures), _text_lengths(figures), _trend(figures)]
+    sections = [_summary(figures), _layers(figures), _tasks(figures), _throughput(figures), _hosts(figures),
+                _waiting(figures), _scores(figures), _types(figures), _errors(figures), _text_lengths(figures),
+                _trend(figures)]
     written = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
@@ -149,6 +152,55 @@ def _layers(figures: CrawlFigures) -> str:
             + stacked_bars("chart-layer-seconds", "Seconds per layer, by step", rows, step_series, unit=" s",
                            empty="no layer was crawled")
             + table)
+
+
+def _tasks(figures: CrawlFigures) -> str:
+    """Per layer, each reduce task's load as planned and as counted; nothing for a crawl from before placement."""
+    layers = [layer for layer in figures.layers if layer.tasks]
+    if not layers:
+        return ""
+    return ("<h2 id=tasks>Reduce tasks</h2>"
+            "<p>Per layer, each reduce task of the Crawler: the URLs, politeness queues and seconds its layer's "
+            "placement planned for it, beside the URLs and hosts it fetched and the seconds it was busy. A task's "
+            "idle seconds are the layer's slowest task's busy seconds less its own: the time it sat done while the "
+            f"layer went on. The {TASKS_LISTED} busiest tasks of a layer are listed; one row sums the rest.</p>"
+            + "".join(_layer_tasks(layer) for layer in layers))
+
+
+def _layer_tasks(layer: LayerFigures) -> str:
+    said = [f"expected {_task_seconds(layer.expected_seconds)} s by the plan" if layer.expected_seconds is not None
+            else "no plan counted", f"the Crawler step took {_task_seconds(layer.crawler_seconds)} s"]
+    if layer.busy:
+        said.append(f"slowest task busy {_task_seconds(layer.slowest_busy)} s, mean {_task_seconds(layer.mean_busy)} s"
+                    + (f": imbalance {layer.imbalance:.2f} (slowest busy / mean busy)" if layer.imbalance else ""))
+    else:
+        said.append("the Crawler's runner counted no task")
+    ranked = sorted(layer.tasks, key=lambda task: (task.busy_seconds is None, -(task.busy_seconds or 0), task.task))
+    rows = [[task.task, *_task_cells(layer, [task])] for task in ranked[:TASKS_LISTED]]
+    rest = ranked[TASKS_LISTED:]
+    if rest:
+        rows.append([f"{len(rest)} more {'task' if len(rest) == 1 else 'tasks'} (sums)", *_task_cells(layer, rest)])
+    return (f"<p id=tasks-{layer.layer}><strong>Layer {layer.layer}</strong>: {_e('; '.join(said))}.</p>"
+            + _table(["task", "planned URLs", "planned queues", "expected s", "URLs", "hosts", "busy s", "idle s"],
+                     rows, numeric=set(range(1, 8)), table_id=f"task-table-{layer.layer}"))
+
+
+def _task_cells(layer: LayerFigures, tasks: list[TaskLoad]) -> list:
+    """The load of `tasks` (summed when more than one), a cell per column after the task's; — where not counted."""
+    def total(values):  # to the millisecond when they are seconds, as the tasks count them
+        known = [value for value in values if value is not None]
+        return round(sum(known), 3) if known else None
+    planned_urls, planned_queues, expected, urls, hosts, busy = (
+        total(getattr(task, name) for task in tasks)
+        for name in ("planned_urls", "planned_queues", "expected_seconds", "urls", "hosts", "busy_seconds"))
+    idle = total(layer.idle_seconds(task) for task in tasks)
+    return [_known(planned_urls), _known(planned_queues), _task_seconds(expected), _known(urls), _known(hosts),
+            _task_seconds(busy), _task_seconds(idle)]
+
+
+def _task_seconds(seconds: float | None) -> str:
+    """A task's seconds, counted to the millisecond: to the hundredth."""
+    return "—" if seconds is None else f"{seconds:,.2f}"
 
 
 def _throughput(figures: CrawlFigures) -> str:

@@ -11,6 +11,7 @@
     DIR/budget/<L>/       the same within pld_budget, when a cap is set too
     DIR/hostcap/<L>/      the same within max_urls_per_host, when max_urls_per_layer is set too
     DIR/hist/<L>/         the candidates counted by cell of the crawl's order, for max_urls_per_layer
+    DIR/place/<L>/        which reduce task fetches each slot of layer L, and each task's expected load (one line)
     DIR/doc/<L>/          one doc record per URL attempted on layer L
     DIR/out/<L>/          one out record per doc record of layer L
     DIR/dbbatch/<L>/      what layer L tells the crawl db, one update per URL and one claim per digest or signature
@@ -101,6 +102,9 @@ class CrawlStore:
 
     def histogram(self, layer: int):
         return self.join("hist", str(layer))
+
+    def placement(self, layer: int):
+        return self.join("place", str(layer))
 
     def docs(self, layer: int):
         return self.join("doc", str(layer))
