@@ -15,7 +15,7 @@ its layer began with, whatever --reducers the resumed run is given.
 from collections import Counter
 
 from mrcrawl.fetch.politeness import PolitenessKeys
-from mrcrawl.frontier.placement import FetchModel, SlotLoad, assign, slot_of
+from mrcrawl.frontier.placement import FetchModel, SlotLoad, assign, slot_loads, slot_of
 from mrcrawl.mr.job import CrawlJob, JobCounter, TaskCounters
 from mrcrawl.store.protocols import Utf8JsonProtocol
 
@@ -58,8 +58,7 @@ class MRPlacement(CrawlJob):
         self.loads: list[SlotLoad] = []
 
     def reducer(self, slot, queued):
-        sizes = urls_per_queue(queued).values()
-        self.loads.append(SlotLoad(slot, sum(sizes), len(sizes), max(sizes)))
+        self.loads += slot_loads((slot, urls) for urls in urls_per_queue(queued).values())
         return ()
 
     def reducer_final(self):
