@@ -6,9 +6,13 @@ time, pages whose change signature differs from their last fetch's
 fetch and are none now.  A refetched page that did not change, that the
 server said was not modified, or whose content repeats another URL's (Merge
 marked it `duplicate_of`, frontier/dedup.py), gets no XML.
+
+The page is not parsed here: its headline, metadata, main text and change
+signature are those the Parser read, which Merge put in the record
+(output/pagexml.py).
 """
 from mrcrawl.mr.job import CrawlJob, JobCounter
-from mrcrawl.output.pagexml import indexable, page_to_xml
+from mrcrawl.output.pagexml import indexable, needs_parse, page_to_xml
 from mrcrawl.store.protocols import TextLineProtocol, Utf8JsonProtocol
 
 
@@ -18,7 +22,10 @@ class MRHtmlToXml(CrawlJob):
     DUPLICATES = JobCounter(STEP, "duplicates")
     UNCHANGED = JobCounter(STEP, "unchanged")
     PAGES = JobCounter(STEP, "pages")
-    SUMMARY = "{RECORDS_IN} records in, {PAGES} XML pages"
+    # Pages whose record holds no reading by the Parser (merged by an older
+    # version, or text the Parser could not read): parsed again here.
+    PARSED_AGAIN = JobCounter(STEP, "pages parsed again")
+    SUMMARY = "{RECORDS_IN} records in, {PAGES} XML pages, {PARSED_AGAIN} pages parsed again"
 
     INPUT_PROTOCOL = Utf8JsonProtocol
     OUTPUT_PROTOCOL = TextLineProtocol
@@ -30,11 +37,8 @@ class MRHtmlToXml(CrawlJob):
         if doc.get("duplicate_of"):  # records written before duplicates were found have no such field
             self.count(self.DUPLICATES)
             return
-        known = doc.get("known") or {}
-        if known.get("duplicate_of"):
-            # Its last fetch repeated another URL's page and got no XML: the
-            # index has never had this URL's page, changed or not.
-            doc = {**doc, "known": {**known, "signature": None}}
+        if needs_parse(doc):
+            self.count(self.PARSED_AGAIN)
         page = page_to_xml(doc, self.config.language)
         if page is None:
             self.count(self.UNCHANGED)

@@ -6,7 +6,7 @@ as Nutch's `parsechecker` and Scrapy's `parse` do.
 The page goes through the crawl's own code, not a copy of it: the Fetcher
 of a Crawler task (robots.txt read and obeyed, the private-network guard,
 the scope, retries and redirects as the config says), the Parser's
-out_record, and HtmlToXml's page_to_xml.  So what it prints is what a crawl
+out_record, Merge's page_record and HtmlToXml's page_to_xml.  So what it prints is what a crawl
 with the same config would store for the URL on layer 0, fetched for the
 first time: nothing is read from or written to a crawl directory or db.
 """
@@ -19,11 +19,13 @@ import sys
 from mrcrawl.cli import CommandParser, run_command
 from mrcrawl.config import CrawlConfig, load_config
 from mrcrawl.fetch.fetcher import Fetcher
+from mrcrawl.frontier.merge import page_record
 from mrcrawl.logs import add_verbosity_options, configure_logging
 from mrcrawl.output.pagexml import indexable
 from mrcrawl.page.charset_labels import declared_encoding
 from mrcrawl.page.entries import EntryRules
 from mrcrawl.page.outlinks import out_record
+from mrcrawl.page.robots_directives import agent_token
 from mrcrawl.page.traps import TrapGuards
 from mrcrawl.page.urls import UrlFilter, host_key
 from mrcrawl.show import canonical_url, header_lines, page_xml, record_lines, section, xml_text
@@ -82,14 +84,20 @@ def robots_lines(config: CrawlConfig, fetcher: Fetcher, doc: dict) -> list[str]:
     return [f"robots.txt   {told}", f"meta robots  {meta}"]
 
 
-def outlink_lines(config: CrawlConfig, doc: dict) -> list[str]:
-    """The page's links as the Parser keeps them (in scope), those a trap
-    guard catches, and those the scope drops."""
-    hub_link_density = config.revisit.hub_link_density
-    rules = EntryRules.of(config)
-    out = out_record(doc, UrlFilter(config.url_allow, config.url_deny), hub_link_density, TrapGuards.of(config), rules)
+def parsed(config: CrawlConfig, doc: dict) -> tuple[dict, dict]:
+    """The out record the Parser writes for `doc`, and the doc record Merge
+    writes of it, with what the Parser read of the page."""
+    out = out_record(doc, UrlFilter(config.url_allow, config.url_deny), config.revisit.hub_link_density,
+                     TrapGuards.of(config), EntryRules.of(config), agent_token(config.user_agent))
+    return out, page_record(doc, out)
+
+
+def outlink_lines(config: CrawlConfig, doc: dict, out: dict) -> list[str]:
+    """The page's links as the Parser keeps them (in scope: its `out`
+    record), those a trap guard catches, and those the scope drops."""
     kept, trapped = out["outlinks"], out["trapped"]
-    every = out_record(doc, UrlFilter([], []), hub_link_density, rules=rules)["outlinks"]  # no scope, no guard
+    every = out_record(doc, UrlFilter([], []), config.revisit.hub_link_density, rules=EntryRules.of(config),
+                       agent=agent_token(config.user_agent))["outlinks"]  # no scope, no guard
     dropped = [link for link in every if link not in set(kept) | {link for link, _ in trapped}]
     what = "entries" if out["type"] == ANNOUNCED else "outlinks"
     lines = [section(f"{what}: {len(kept)} in scope, {len(trapped)} trapped (trap guards), "
@@ -105,12 +113,14 @@ def outlink_lines(config: CrawlConfig, doc: dict) -> list[str]:
 
 
 def check(config: CrawlConfig, url: str) -> tuple[dict, list[str]]:
-    """Fetch `url` with `config`'s rules; its doc record, and the lines that say what each stage made of it."""
-    doc, fetcher = fetch_one(config, url)
-    lines = [section(f"fetch (as layer {LAYER} of a crawl: {config.name})"), *record_lines(doc),
-             section("headers"), *header_lines(doc),
+    """Fetch `url` with `config`'s rules; its doc record as Merge writes it, and the lines that say what each
+    stage made of it."""
+    fetched, fetcher = fetch_one(config, url)
+    out, doc = parsed(config, fetched)
+    lines = [section(f"fetch (as layer {LAYER} of a crawl: {config.name})"), *record_lines(fetched),
+             section("headers"), *header_lines(fetched),
              section("parse"), charset_line(doc), *robots_lines(config, fetcher, doc),
-             *outlink_lines(config, doc)]
+             *outlink_lines(config, doc, out)]
     xml = page_xml(doc, config.language)
     lines += [section("title"), xml_text(xml, "headline") if xml else "(no page)",
               section("main text"), xml_text(xml, "content") if xml else "(no page)",

@@ -24,7 +24,7 @@ earlier step of the same layer wrote (PartFiles).  They are resolved then
     dedup/L     Dedup               db digest files       -> dup/L
     dbupdate/L  DbUpdate            every db file         -> the db's next generation
     optimize/L  Optimizer           db URL files          -> in/L+1   (not on the last layer)
-    merge/0-N   Merge               doc/0..N, dup/0..N    -> doc/merged
+    merge/0-N   Merge               doc/0..N, out/0..N, dup/0..N -> doc/merged
     xml/0-N     HtmlToXml           doc/merged            -> xml/<run's start>
 
 When the config caps a layer (max_urls_per_host, max_urls_per_layer:
@@ -252,12 +252,13 @@ def layer_steps(store: CrawlStore, layer: int, last: bool, batch_sorted: bool,
 
 def run_end(store: CrawlStore, layers: int, started_at: str) -> list[Step]:
     """After the last layer: one doc record per final URL over the `layers`
-    crawled (the duplicate stores mark the pages that repeat another URL's,
-    which get no XML), then the XML of the run's new and changed pages."""
+    crawled (a page's with what the Parser read of it, from the out stores;
+    the duplicate stores mark the pages that repeat another URL's, which
+    get no XML), then the XML of the run's new and changed pages."""
     if layers == 0:
         return []
     last = layers - 1
-    inputs = (*(store.docs(layer) for layer in range(layers)), *(store.duplicates(layer) for layer in range(layers)))
+    inputs = tuple(stores(layer) for stores in (store.docs, store.outlinks, store.duplicates) for layer in range(layers))
     return [Step(StepName(MRMerge.STEP, last, 0), MRMerge, inputs, store.merged()),
             Step(StepName(MRHtmlToXml.STEP, last, 0), MRHtmlToXml, (store.merged(),), store.xml(started_at))]
 

@@ -39,8 +39,9 @@ EXIT_OK = 0
 EXIT_NOT_HELD = 1  # the crawl holds no record of the URL
 EXIT_USAGE = 2  # a bad command line (CommandParser's status), URL or crawl directory
 
-# What the record's lines leave to sections of their own.
-BULKY_FIELDS = ("body", "archive_body", "headers")
+# What the record's lines leave to sections of their own (`page`: the title
+# and main text sections, through the XML).
+BULKY_FIELDS = ("body", "archive_body", "headers", "page")
 MERGED = "doc/merged"
 
 _store_lines = Utf8JsonProtocol()

@@ -57,7 +57,10 @@ def read_records(directory: Path) -> list[tuple]:
     """(key, value) of every line of a store's part files."""
     records = []
     for part in sorted(directory.glob("part-*")):
-        for line in part.read_text(encoding="utf-8").splitlines():
+        # Lines end at "\n" only, as every runner reads them: a page's text
+        # in an out record may hold U+0085 or U+2028, which JSON leaves raw
+        # and str.splitlines() would break on.
+        for line in part.read_text(encoding="utf-8").split("\n")[:-1]:
             key, value = line.split("\t", 1)
             records.append((json.loads(key), json.loads(value)))
     return records

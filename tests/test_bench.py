@@ -29,7 +29,7 @@ from mrcrawl.config import ORDERS
 HREF = re.compile(r'href="([^"]+)"')
 # Scenario -> the test file that runs it at --quick's size and checks its rows.
 RUN_ON_THEIR_OWN = {"week": "test_bench_week.py", "feeds": "test_bench_feeds.py",
-                    "partition": "test_bench_partition.py"}
+                    "partition": "test_bench_partition.py", "parse": "test_bench_parse.py"}
 HERE = [name for name in SCENARIOS if name not in RUN_ON_THEIR_OWN]
 
 
@@ -119,12 +119,8 @@ def test_pipeline_accounts_for_every_job(quick_run):
     assert rows[0]["pages"] == rows[1]["pages"]
 
 
-def test_parse_and_memory_scenarios(quick_run):
+def test_memory_scenario(quick_run):
     _, result = quick_run
-    parse_rows = rows_named(result, "parse")
-    assert len(parse_rows) == 4
-    for row in parse_rows:
-        assert row["pages_per_core_s"] > 0 and row["links_per_page"] > 0
     memory_rows = rows_named(result, "memory")
     assert [row["urls"] for row in memory_rows] == list(QUICK.memory_sizes)
     for row in memory_rows:

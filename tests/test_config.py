@@ -26,7 +26,7 @@ from mrcrawl.config import (
     settings_of,
     settings_table,
 )
-from mrcrawl.fetch.robots import agent_token
+from mrcrawl.page.robots_directives import agent_token
 from mrcrawl.frontier.db_update import DAY, RevisitPolicy
 from mrcrawl.store.crawl_state import config_differences
 

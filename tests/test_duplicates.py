@@ -34,6 +34,7 @@ from mrcrawl.frontier import crawldb
 from mrcrawl.frontier.crawldb import find_sorted, key_bytes, read_digest_index, read_signature_index, signature_key
 from mrcrawl.frontier.dedup import (
     EMPTY_TEXT_SIGNATURE,
+    ContentSeen,
     claims_from_doc,
     claims_from_out,
     content_duplicate,
@@ -256,6 +257,35 @@ def test_the_original_is_the_index_s_else_the_shortest_claimant():
     assert resolve(kept, released) == {"url": "http://h/a", "fetched_at": "t4"}
     assert resolve(kept, {"claims": [], "releases": ["http://h/zz-first"]}) is None
     assert resolve(kept, {"claims": [["http://h/zz-first", "t9"]], "releases": ["http://h/zz-first"]}) == kept
+
+
+def test_a_parser_task_reads_no_text_for_a_page_that_cannot_be_its_content_s_original():
+    """Whatever the order the pages come in, a page ContentSeen says needs
+    no text is never the original resolve() picks among the same claimants."""
+    import random
+
+    urls = [f"http://h/{name}" for name in ("a", "b", "zz", "long-name", "c?x=1", "b/1")]
+    for seed in range(50):
+        chance = random.Random(seed)
+        pages = [(chance.choice(urls), chance.choice(("s1", "s2"))) for _ in range(8)]
+        seen = ContentSeen()
+        skipped = [(url, signature) for url, signature in pages
+                   if not seen.needs_text(url, {"signature": signature, "hub": False})]
+        for url, signature in skipped:
+            claim = fold_claims([{"claims": [[claimant, "t"]], "releases": []}
+                                 for claimant, shown in pages if shown == signature])
+            assert resolve(None, claim)["url"] != url
+    # A hub, and a page without text, are compared by payload: no guess.
+    seen = ContentSeen()
+    assert seen.needs_text("http://h/a", {"signature": "s", "hub": True})
+    assert seen.needs_text("http://h/b", {"signature": "s", "hub": True})
+    assert seen.needs_text("http://h/a", {"signature": EMPTY_TEXT_SIGNATURE, "hub": False})
+    assert seen.needs_text("http://h/b", {"signature": EMPTY_TEXT_SIGNATURE, "hub": False})
+    # A task that has seen more signatures than it keeps forgets them: it reads texts again.
+    small = ContentSeen(limit=2)
+    for signature in ("s1", "s2", "s3"):
+        assert small.needs_text("http://h/a", {"signature": signature, "hub": False})
+    assert small.needs_text("http://h/b", {"signature": "s1", "hub": False})
 
 
 @pytest.mark.parametrize("block_bytes", [64, crawldb.MERGE_BLOCK_BYTES])  # many blocks, and one

@@ -3,6 +3,7 @@ checked layer by layer against the oracle's BFS and against the server's log."""
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 from collections import Counter
@@ -14,9 +15,12 @@ from crawl_support import (
     LoopbackProxy, assert_doc_schema, crawl, frontier, layer_docs, layer_triples, politeness_violations,
     read_records, seed_store, write_inputs,
 )
+from jobs.html_to_xml import MRHtmlToXml
+from jobs.parser import MRParser
 from mrcrawl.driver import EXIT_NOTHING_FETCHED
+from mrcrawl.page import html
 from mrcrawl.page.charset import decode_page
-from mrcrawl.store.records import FETCHED, REDIRECT, REDIRECT_TARGET
+from mrcrawl.store.records import FETCHED, REDIRECT, REDIRECT_TARGET, is_fetched_page
 from mrcrawl.testweb import expected_duplicates, expected_layers_for_config
 
 
@@ -39,10 +43,16 @@ def test_each_layer_equals_the_oracle(web_server, tmp_path, runner, depth):
     assert politeness_violations(web_server.log, web_server.web, config) == []
 
 
-def test_stores_of_a_depth_3_crawl(web_server, tmp_path):
+def test_stores_of_a_depth_3_crawl(web_server, tmp_path, monkeypatch):
     seeds, conf, config = write_inputs(web_server, tmp_path)
     output = tmp_path / "crawl"
+    # Every HTML parse of the crawl, whichever stage makes it, goes through
+    # parse_html, which encodes the page's text once: the texts it was given.
+    parsed_texts = []
+    encode = html._utf8
+    monkeypatch.setattr(html, "_utf8", lambda text: parsed_texts.append(text) or encode(text))
     assert crawl(seeds, conf, output, 3) == 0
+    monkeypatch.undo()
     web = web_server.web
 
     assert seed_store(output) == web_server.seeds
@@ -64,6 +74,17 @@ def test_stores_of_a_depth_3_crawl(web_server, tmp_path):
         assert doc["redirect_from"] == (doc["requested_url"] if doc["url"] != doc["requested_url"] else None)
         assert doc["fetched_at"].endswith("Z")
 
+    # One HTML parse per fetched page: the Parser's.  HtmlToXml writes the
+    # XML from what the Parser read, and no other stage parses a page.
+    pages = [doc for doc in all_docs if is_fetched_page(doc)]
+    assert sorted(parsed_texts) == sorted(decode_page(doc) for doc in pages)
+    stats = json.loads((output / "stats.json").read_text(encoding="utf-8"))
+    assert sum(MRParser.PAGES_PARSED.of(step["counters"]) for step in stats.values()) == len(pages)
+    # Pages that say noindex, and pages repeating another's content, have no main text read.
+    assert 0 < sum(MRParser.TEXTS_READ.of(step["counters"]) for step in stats.values()) < len(pages)
+    [xml_step] = [step for name, step in stats.items() if name.startswith(f"{MRHtmlToXml.STEP}/")]
+    assert MRHtmlToXml.PARSED_AGAIN.of(xml_step["counters"]) == 0 < MRHtmlToXml.PAGES.of(xml_step["counters"])
+
     # Decoding: every page in a charset of the contract reads back as its text.
     charset_docs = [doc for doc in all_docs if doc["outcome"] == FETCHED and web.page(doc["url"]).text is not None]
     assert len({web.page(doc["url"]).charset for doc in charset_docs}) >= 5
@@ -79,11 +100,18 @@ def test_stores_of_a_depth_3_crawl(web_server, tmp_path):
         body = base64.b64decode(doc["body"] or doc["archive_body"])
         assert len(body) == config["max_page_bytes"]
         assert web.page(doc["url"]).body.startswith(body)
-    # Meta robots and X-Robots-Tag land in the record.
+    # X-Robots-Tag lands in the Crawler's record, and meta robots with it in
+    # Merge's: the Parser reads the page's own (its one parse of the page).
+    merged = dict(read_records(output / "doc" / "merged"))
     for doc in all_docs:
         if doc["outcome"] == FETCHED:
             page = web.page(doc["url"])
-            assert (doc["meta_follow"], doc["meta_index"]) == (page.follow, page.index), doc["url"]
+            said_by_header = dict(page.headers).get("X-Robots-Tag")
+            if said_by_header is None:
+                assert (doc["meta_follow"], doc["meta_index"]) == (True, True), doc["url"]
+            else:
+                assert (doc["meta_follow"], doc["meta_index"]) == (page.follow, page.index), doc["url"]
+            assert (merged[doc["url"]]["meta_follow"], merged[doc["url"]]["meta_index"]) == (page.follow, page.index)
 
     # Out store: a redirect yields exactly its (in-scope) target, as type 1.
     outs = dict(read_records(output / "out" / "1")) | dict(read_records(output / "out" / "2"))

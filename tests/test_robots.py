@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from mrcrawl.fetch.robots import MAX_ROBOTS_BYTES, RobotsPolicy, agent_token
+from mrcrawl.fetch.robots import MAX_ROBOTS_BYTES, RobotsPolicy
 from mrcrawl.store.failures import FailureKind
 from mrcrawl.page.html import parse_html
-from mrcrawl.page.robots_directives import header_directives, page_directives
+from mrcrawl.page.robots_directives import agent_token, header_directives, page_directives
 
 USER_AGENT = "mrcrawl/0.1 (+http://127.0.0.1/about-the-crawler)"
 TOKEN = agent_token(USER_AGENT)

@@ -17,9 +17,10 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from urllib.parse import quote
 
+import mrcrawl
 from jobs.crawler import MRCrawler
-from jobs.parser import MRParser
 from mrcrawl.bench.web import BenchWeb, BenchWebModel, BenchWebSpec, politeness_report
 from mrcrawl.config import load_config
 from mrcrawl.crawl_dir import crawl_db, db_root, open_crawl, open_db
@@ -30,7 +31,7 @@ from mrcrawl.mr.launcher import Launcher, RunnerSettings
 from mrcrawl.page.urls import host_key
 from mrcrawl.pipeline import Pipeline
 from mrcrawl.plan import run_start
-from mrcrawl.store.crawl_state import CrawlState, StepName
+from mrcrawl.store.crawl_state import StepName
 from mrcrawl.store.crawl_store import CrawlStore
 from mrcrawl.store.protocols import Utf8JsonProtocol
 from mrcrawl.store.records import FETCHED, encode_body, new_doc, new_frontier_entry
@@ -59,6 +60,9 @@ class Sizes:
     # share; the config's default delay (1 s) is how a crawl really runs.
     pipeline_delays: tuple = (0.0, 1.0)
     parse_pages: int = 3_000
+    parse_repeat: int = 3  # passes over each page set; each page counts at its fastest
+    parse_chunk: int = 500  # pages per run of page_stage.py: the baseline and ours take turns chunk by chunk
+    parse_real_pages: int | None = None  # with --real: that many of the real pages, spread over them; None: all
     memory_hosts: int = 1_000
     memory_sizes: tuple = (20_000, 200_000)
     scrapy_concurrency: tuple = (30, 60)
@@ -90,6 +94,7 @@ def sizes_dict(sizes: Sizes) -> dict:
 
 FULL = Sizes()
 QUICK = Sizes(hosts=20, pages=600, polite_delay=0.05, pipeline_depth=2, pipeline_delays=(0.0, 0.05), parse_pages=200,
+              parse_repeat=1, parse_chunk=100, parse_real_pages=20,
               memory_hosts=50, memory_sizes=(1_000, 4_000),
               db_update_sizes=(20_000, 50_000), db_update_urls_per_host=200, db_update_partitions=4,
               db_update_fetches=2_000, db_update_new_urls=2_000,
@@ -334,10 +339,10 @@ def fetched_doc(url: str, body: bytes) -> dict:
 
 
 def parse_pages(sizes: Sizes) -> dict[str, list[tuple[str, bytes]]]:
-    """The page sets the Parser is timed on: (URL, body) pairs."""
+    """The generated page sets the page stage is timed on: (URL, body) pairs."""
     sets = {}
     # A news page links 100 to 300 pages (menus, lists); 30 shows what the
-    # links cost, since joining and canonicalising them is most of the work.
+    # links cost, since joining and canonicalising them is most of the Parser's work.
     for page_bytes, links, share in ((20_000, 100, 1), (20_000, 30, 1), (100_000, 100, 5)):
         spec = BenchWebSpec(hosts=20, pages=max(sizes.parse_pages // share, 20), page_bytes=page_bytes,
                             links_per_page=links, latency=0.0)
@@ -347,32 +352,97 @@ def parse_pages(sizes: Sizes) -> dict[str, list[tuple[str, bytes]]]:
             for host, count in enumerate(model.page_counts) for page in range(count)]
     from mrcrawl.bench.corpus import corpus
     news = corpus()
-    sets["news layouts, 5 languages"] = [(f"http://127.0.0.1:8080/{page.name}.html", page.html.encode("utf-8"))
-                                         for page in news]
+    sets["news layouts"] = [(f"http://127.0.0.1:8080/{page.name}.html", page.html.encode("utf-8")) for page in news]
     return sets
 
 
-def parse(sizes: Sizes, work: Path, say) -> list[dict]:
-    rows = []
-    for label, pages in parse_pages(sizes).items():
-        say(f"parse: {len(pages)} pages, {label}")
-        crawl_dir, _, _ = new_crawl_dir(work / f"parse-{len(rows)}", [pages[0][0]])
-        store = CrawlStore(crawl_dir)
-        docs = store.docs(0)
-        docs.mkdir(parents=True)
-        with open(store.part_file(docs), "wb") as part:
-            for url, body in pages:
+def real_parse_pages(data_dir: Path, sizes: Sizes) -> list[tuple[str, bytes]]:
+    """The real pages of the extraction datasets under `data_dir`, read as
+    the extraction benchmark reads them (real_pages.py), each served as
+    UTF-8; --quick's few are spread over every dataset found."""
+    from mrcrawl.bench import real_pages
+    pages, _ = real_pages.load(data_dir)
+    if not pages:
+        raise ValueError(f"--real: no dataset found in {data_dir} (see mrcrawl/bench/real_pages.py)")
+    if sizes.parse_real_pages is not None:
+        pages = pages[::max(len(pages) // sizes.parse_real_pages, 1)][:sizes.parse_real_pages]
+    return [(f"http://127.0.0.1:8080/{quote(page.dataset)}/{quote(page.name)}.html", page.html.encode("utf-8"))
+            for page in pages]
+
+
+# Run by file path under a checkout's code (page_stage.py says why); the
+# working tree is the checkout holding the running mrcrawl package.
+PAGE_STAGE = Path(__file__).resolve().with_name("page_stage.py")
+WORKING_TREE = Path(mrcrawl.__file__).resolve().parent.parent
+_PAGE_STAGE_SUMS = ("pages", "parser_cpu_s", "xml_cpu_s", "xml_pages", "outlinks", "joined_pages")
+
+
+def run_page_stage(code: Path, pages_file: Path, repeat: int) -> dict:
+    """page_stage.py's figures for the pages of `pages_file` under the code of `code`."""
+    result = subprocess.run([sys.executable, str(PAGE_STAGE), "--code", str(code), "--pages", str(pages_file),
+                             "--repeat", str(repeat)], capture_output=True, env=MEASURED_ENVIRONMENT)
+    if result.returncode != 0:
+        error = result.stderr.decode(errors="replace")[-3000:]
+        raise RuntimeError(f"page_stage.py --code {code} failed (exit {result.returncode}):\n{error}")
+    return json.loads(result.stdout.decode().strip().splitlines()[-1])
+
+
+def page_stage_row(label: str, pages: list[tuple[str, bytes]], sizes: Sizes, directory: Path,
+                   baseline: Path | None) -> dict:
+    """The page stage's row for `pages`: the working tree's pages per CPU
+    second, and the baseline checkout's beside it when there is one.  The
+    pages go in chunks, each run under the baseline's code and then ours,
+    so that a burst of load on the shared machine falls on both alike."""
+    directory.mkdir(parents=True, exist_ok=True)
+    files = []
+    for start in range(0, len(pages), sizes.parse_chunk):
+        files.append(directory / f"pages-{len(files)}")
+        with open(files[-1], "wb") as part:
+            for url, body in pages[start:start + sizes.parse_chunk]:
                 part.write(_records.write(url, fetched_doc(url, body)) + b"\n")
-        state = CrawlState.load(store)
-        state.record(StepName(MRCrawler.STEP, 0), 0.0, {})
-        state.save(store)
-        # Under -r inline the Parser's map runs in the step's own process,
-        # whose CPU time for the step counts the parsing, not its start-up.
-        measured, step = run_step(crawl_dir, MRParser.STEP, 0, "inline")
-        links = MRParser.OUTLINKS.of(step["counters"])
-        rows.append(row(f"parse ({label})", "inline", pages=len(pages), wall_s=step["seconds"],
-                        cpu_ms_per_page=1000 * step["cpu_s"] / len(pages),
-                        pages_per_core_s=len(pages) / step["cpu_s"], links_per_page=links / len(pages)))
+    ours, theirs = dict.fromkeys(_PAGE_STAGE_SUMS, 0), dict.fromkeys(_PAGE_STAGE_SUMS, 0)
+    wall = 0.0
+    for pages_file in files:
+        if baseline is not None:
+            figures = run_page_stage(baseline, pages_file, sizes.parse_repeat)
+            for key in _PAGE_STAGE_SUMS:
+                theirs[key] += figures[key]
+        started = time.monotonic()
+        figures = run_page_stage(WORKING_TREE, pages_file, sizes.parse_repeat)
+        wall += time.monotonic() - started
+        for key in _PAGE_STAGE_SUMS:
+            ours[key] += figures[key]
+    cpu = ours["parser_cpu_s"] + ours["xml_cpu_s"]
+    theirs_columns = dict.fromkeys(("baseline", "baseline_pages_per_core_s", "baseline_parser_ms_per_page",
+                                    "baseline_xml_ms_per_page", "baseline_xml_pages", "ratio_to_baseline"))
+    if baseline is not None:
+        baseline_rate = theirs["pages"] / (theirs["parser_cpu_s"] + theirs["xml_cpu_s"])
+        theirs_columns.update(baseline=str(baseline), baseline_pages_per_core_s=baseline_rate,
+                              baseline_parser_ms_per_page=1000 * theirs["parser_cpu_s"] / theirs["pages"],
+                              baseline_xml_ms_per_page=1000 * theirs["xml_cpu_s"] / theirs["pages"],
+                              baseline_xml_pages=theirs["xml_pages"],
+                              ratio_to_baseline=ours["pages"] / cpu / baseline_rate)
+    # The wall time holds every pass and each run's interpreter start: the
+    # pages per second are one core's, from the page stage's CPU seconds.
+    return row(f"page stage ({label})", "functions", pages=ours["pages"], wall_s=wall,
+               pages_per_s=ours["pages"] / cpu, cpu_ms_per_page=1000 * cpu / ours["pages"],
+               pages_per_core_s=ours["pages"] / cpu, parser_ms_per_page=1000 * ours["parser_cpu_s"] / ours["pages"],
+               xml_ms_per_page=1000 * ours["xml_cpu_s"] / ours["pages"], xml_pages=ours["xml_pages"],
+               links_per_page=ours["outlinks"] / ours["pages"], joined_pages=ours["joined_pages"], **theirs_columns)
+
+
+def parse(sizes: Sizes, work: Path, say, baseline: Path | None = None, real: Path | None = None) -> list[dict]:
+    """The page stage, the Parser's and HtmlToXml's work on each page
+    (page_stage.py), on generated pages and, with `real`, on the real pages
+    of the extraction datasets cloned there; beside `baseline`'s when given."""
+    sets = parse_pages(sizes)
+    if real is not None:
+        sets["real pages"] = real_parse_pages(real, sizes)
+    rows = []
+    for label, pages in sets.items():
+        say(f"parse: the page stage on {len(pages)} pages, {label}"
+            + (f", and under the code of {baseline}" if baseline is not None else ""))
+        rows.append(page_stage_row(label, pages, sizes, work / f"page-stage-{len(rows)}", baseline))
     return rows
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import queue
-import re
 import shutil
 import tempfile
 import threading
@@ -49,11 +48,10 @@ from mrcrawl.fetch.hostqueue import HostQueue, HostScheduler, MemoryBudget, Spil
 from mrcrawl.fetch.netguard import blocked_reason
 from mrcrawl.fetch.politeness import POLITENESS_BY_ADDRESS, connect_addresses
 from mrcrawl.fetch.resolver import DNSLookupError, Resolver
-from mrcrawl.fetch.robots import MAX_ROBOTS_BYTES, RobotsPolicy, agent_token
-from mrcrawl.page.charset import decode_body, detect_encoding
+from mrcrawl.fetch.robots import MAX_ROBOTS_BYTES, RobotsPolicy
+from mrcrawl.page.charset import detect_encoding
 from mrcrawl.page.announce import read_announcement, sniff
-from mrcrawl.page.html import parse_html
-from mrcrawl.page.robots_directives import header_directives, page_directives
+from mrcrawl.page.robots_directives import agent_token, header_directives
 from mrcrawl.page.urls import UrlFilter, host_key, host_of, resolve_link
 from mrcrawl.store.failures import FailureKind, status_kind
 from mrcrawl.store.records import (
@@ -78,8 +76,6 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 BACKOFF_BASE = 0.5  # seconds before the first retry; doubles with each attempt
 RESPONSE_TIME_LIMIT = 3  # timeouts a whole response may take: connect, headers and body
-HEAD_BYTES = 64 * 1024  # meta robots must sit in <head>: parse no more than this
-_HEAD_END = re.compile(rb"</head\s*>", re.IGNORECASE)
 CHUNK = 64 * 1024
 # An error's text may quote what the server sent (a first line that is no
 # status line, a chunk size that is no number), as much as a 64 KB line of
@@ -148,13 +144,6 @@ def _media_type(content_type: str | None) -> str | None:
     if not content_type:
         return None
     return content_type.split(";", 1)[0].strip().lower() or None
-
-
-def _head_of(body: bytes) -> bytes:
-    """The page up to the end of its <head>, where meta robots must be: the
-    rest of the page need not be parsed here (the Parser job parses it all)."""
-    end = _HEAD_END.search(body, 0, HEAD_BYTES)
-    return body[:end.end()] if end else body[:HEAD_BYTES]
 
 
 def _error_text(error: Exception, while_doing: str = "") -> str:
@@ -601,10 +590,9 @@ class Fetcher:
         # Only a declared HTML type counts: sniffing a missing Content-Type
         # would make what we index depend on guesswork.
         if exchange.content_type in HTML_TYPES and body is not None:
+            # The page's own <meta name="robots"> is read by the Parser, which
+            # parses the page once for everything read in it (page/outlinks.py).
             doc["encoding"] = detect_encoding(body, exchange.content_type_header)
-            head = parse_html(decode_body(_head_of(body), doc["encoding"]))
-            meta_follow, meta_index = page_directives(head, self.agent)
-            follow, index = follow and meta_follow, index and meta_index
             # The page's bytes move to `body`, the field parsers read.
             doc["body"], doc["archive_body"] = doc["archive_body"], None
             outcome = FETCHED

@@ -1,7 +1,8 @@
 """What a site's robots.txt lets the crawler fetch.
 
 robots.txt is parsed by protego and matched for the crawler's agent token,
-the first token of its User-Agent ("mrcrawl" for "mrcrawl/0.1 (+url)").
+the first token of its User-Agent ("mrcrawl" for "mrcrawl/0.1 (+url)":
+robots_directives.agent_token).
 How the robots.txt request ended decides the policy (RFC 9309):
 - 2xx: its rules apply;
 - 4xx (the file does not exist, or may not be read): everything is allowed;
@@ -12,8 +13,6 @@ What one page lets the crawler do with it (meta robots, X-Robots-Tag) is
 read in mrcrawl/page/robots_directives.py.
 """
 from __future__ import annotations
-
-import re
 
 from protego import Protego
 
@@ -86,10 +85,3 @@ def _robots_text(body: bytes, truncated: bool) -> str:
     return text[1:] if text.startswith("\ufeff") else text
 
 
-_TOKEN_END = re.compile(r"[/\s;()]")
-
-
-def agent_token(user_agent: str) -> str:
-    """The product token robots.txt groups are matched against: the first
-    token of the User-Agent, e.g. "mrcrawl" for "mrcrawl/0.1 (+http://x/)"."""
-    return _TOKEN_END.split(user_agent.strip(), 1)[0]

@@ -129,9 +129,52 @@ def resolve(original: dict | None, claim: dict) -> dict | None:
     if original is not None and original["url"] in claim["releases"] and original["url"] not in claimants:
         original = None
     if original is None and claimants:
-        url = min(claimants, key=lambda claimant: (len(claimant), claimant))
+        url = min(claimants, key=original_order)
         original = {"url": url, "fetched_at": claimants[url]}
     return original
+
+
+def original_order(url: str) -> tuple[int, str]:
+    """How claimants rank for a digest's or signature's original: the
+    shortest URL first, then the first in byte order (see the module docstring)."""
+    return len(url), url
+
+
+# A Parser task remembers this many content signatures at most, then forgets
+# them all at once: a task can hold millions of pages, and forgetting only
+# makes it read text it could have left.
+SIGNATURES_SEEN = 100_000
+
+
+class ContentSeen:
+    """The content signatures a Parser task has seen, each with the claimant
+    of it that ranks first (original_order) among the pages it read.
+
+    A page showing content that a page of the same layer showed under a URL
+    ranking before its own is a duplicate (of that page, or of an original
+    the index already has): it gets no XML, so its main text need not be
+    read (jobs/parser.py).  Were the guess wrong, HtmlToXml would read the
+    text itself; resolve() makes it right, since both pages claim the
+    signature on this layer."""
+
+    def __init__(self, limit: int = SIGNATURES_SEEN):
+        self.limit = limit
+        self._first: dict[str, tuple[int, str]] = {}
+
+    def needs_text(self, url: str, judged: dict) -> bool:
+        """Whether the page at `url`, with what the Parser `judged` of it
+        (its signature and hub judgement, as content_signature reads them),
+        may be its content's original, and so needs its text read."""
+        signature = content_signature(judged)
+        if signature is None:  # compared by payload: no guess
+            return True
+        order, first = original_order(url), self._first.get(signature)
+        if first is not None and first < order:
+            return False
+        if first is None and len(self._first) >= self.limit:
+            self._first.clear()
+        self._first[signature] = order
+        return True
 
 
 def duplicates_of(key: str, original: dict | None, claim: dict) -> Iterator[tuple[str, dict]]:

@@ -1,8 +1,10 @@
 """Merge's rule: which of a final URL's records, one per layer that reached it, is kept.
 
-Records arrive as stored and are decoded only when there is a choice, or
-when the URL's page may be a duplicate, so the merge of a crawl costs little
-more than copying it.
+Records arrive as stored and are decoded only when there is a choice, when
+the URL's page may be a duplicate, or when it is a fetched page: that one
+gets what the Parser read of it (its out record's `page`, page_record), so
+that HtmlToXml writes its XML without parsing it again.  Any other record
+passes as it was stored.
 """
 from __future__ import annotations
 
@@ -12,9 +14,12 @@ from mrcrawl.frontier.dedup import content_duplicate
 from mrcrawl.page.outlinks import out_record
 from mrcrawl.page.urls import UrlFilter
 from mrcrawl.store.protocols import decode_value, encode_value
-from mrcrawl.store.records import DUPLICATE_VALUE_START, FETCHED, NOT_HTML, is_content_duplicate
+from mrcrawl.store.records import (DUPLICATE_VALUE_START, FETCHED, NOT_HTML, OUT_VALUE_START, is_content_duplicate,
+                                   is_fetched_page)
 
-# The Parser's judgement of a page is made again here without its links' scope: only the page is judged.
+# A page whose out record is missing (a crawl merged by an older version
+# never handed Merge its out records) is judged again here, without its
+# links' scope: only the page is judged.
 _ANY_LINK = UrlFilter([], [])
 
 
@@ -47,28 +52,52 @@ def best_stored_record(stored: Iterable[bytes]) -> bytes:
 
 
 def merged_record(stored: Iterable[bytes], hub_link_density: float) -> bytes:
-    """What Merge writes for a final URL, from its doc records and, when its
-    page repeats another URL's payload or content, its duplicate records
-    (the dup store): the best doc record, with `duplicate_of` set if its
-    page was fetched and is a duplicate (frontier/dedup.py).
-    `hub_link_density` is the crawl's, with which the Parser judged pages."""
-    docs, duplicates = [], []
+    """What Merge writes for a final URL, from its doc records, their out
+    records (the Parser's, one per doc record) and, when its page repeats
+    another URL's payload or content, its duplicate records (the dup
+    store): the best doc record; a fetched page's with what the Parser
+    read of it (page_record), and `duplicate_of` set if it is a duplicate
+    (frontier/dedup.py).  `hub_link_density` is the crawl's, with which the
+    Parser judged pages."""
+    docs, outs, duplicates = [], [], []
     for value in stored:
-        (duplicates if value.startswith(DUPLICATE_VALUE_START) else docs).append(value)
+        if value.startswith(DUPLICATE_VALUE_START):
+            duplicates.append(value)
+        elif value.startswith(OUT_VALUE_START):
+            outs.append(value)
+        else:
+            docs.append(value)
     best = best_stored_record(docs)
-    if not duplicates:
+    if not outs and not duplicates:
         return best
     doc = decode_value(best)
-    if doc["outcome"] not in (FETCHED, NOT_HTML):
+    page, fetched = is_fetched_page(doc), doc["outcome"] in (FETCHED, NOT_HTML)
+    if not page and not (duplicates and fetched):
         return best
-    found = [decode_value(value) for value in duplicates]
-    duplicate = next((record for record in found if is_content_duplicate(record)), None)
-    if duplicate is None:
-        # Only its payload is another URL's: that makes the page a duplicate
-        # when it has no content signature.  The Parser judged that; it is
-        # judged again here, for the few pages whose payload another URL had first.
-        duplicate = content_duplicate(found, out_record(doc, _ANY_LINK, hub_link_density))
-    if duplicate is None:
-        return best
-    doc["duplicate_of"] = duplicate["duplicate_of"]
+    # The out record of the layer whose doc record was kept: a URL reached
+    # on two layers has one of each per layer.
+    out = next((out for out in map(decode_value, outs) if out["layer"] == doc["layer"]), None)
+    if page and out is not None:
+        doc = page_record(doc, out)
+    if duplicates and fetched:
+        found = [decode_value(value) for value in duplicates]
+        duplicate = next((record for record in found if is_content_duplicate(record)), None)
+        if duplicate is None:
+            # Only its payload is another URL's: that makes the page a
+            # duplicate when it has no content signature, as the Parser judged it.
+            duplicate = content_duplicate(found, out if out is not None else out_record(doc, _ANY_LINK, hub_link_density))
+        if duplicate is not None:
+            doc["duplicate_of"] = duplicate["duplicate_of"]
     return encode_value(doc)
+
+
+def page_record(doc: dict, out: dict) -> dict:
+    """A fetched page's doc record with what the Parser read of it (`out`,
+    its out record): whether the page may be followed and indexed, its meta
+    robots now joined to its X-Robots-Tag, and in `page` the index's
+    fields and the page's change signature (records.DOC_FIELDS)."""
+    page = out.get("page")
+    if page is None:  # the Parser could not read the page, or an older version parsed it
+        return doc
+    return {**doc, "meta_follow": page["follow"], "meta_index": page["index"],
+            "page": {**page, "signature": out["signature"]}}

@@ -3,8 +3,11 @@
     DIR/index/<name>-<start>-L<layer>.parquet
 
 One file per layer, written part file by part file of doc/<L>/.  The only
-thing held for a whole layer is its out store's link count per fetch; rows
-are held for one row group at most.
+thing held for a whole layer is what its out store says of each fetch: its
+link count, and its page's title, which the Parser read when it parsed the
+page (so the export parses no page; only a layer parsed by an older
+version, whose out records hold no title, has its pages parsed again).
+Rows are held for one row group at most.
 
 Layout:
 - Row groups of ROW_GROUP_ROWS rows.  An index row is a few hundred bytes, so
@@ -36,6 +39,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -86,7 +90,8 @@ _GATHER_SCHEMA = pa.schema([
 ])
 
 def page_title(doc: dict) -> str | None:
-    """The headline of a fetched page, as the XML's <headline> has it."""
+    """The headline of a fetched page, as the XML's <headline> has it, read
+    from the page (for a layer whose out records hold none)."""
     try:
         return headline(parse_html(decode_page(doc)))
     except Exception:  # one page that breaks the parser must not stop the export
@@ -94,7 +99,17 @@ def page_title(doc: dict) -> str | None:
         return None
 
 
-def index_row(doc: dict, language: str, outlink_count: int | None, db_status: str | None = None) -> dict:
+class Parsed(NamedTuple):
+    """What a layer's out store says of one fetch, for its index row."""
+
+    outlink_count: int
+    title: str | None  # its page's headline; None for no page, or an out record older than titles
+
+
+NOT_PARSED = Parsed(None, None)  # a fetch of a layer that was never parsed
+
+
+def index_row(doc: dict, language: str, parsed: Parsed = NOT_PARSED, db_status: str | None = None) -> dict:
     """One doc record as a row of the index."""
     body = response_body(doc)
     host = host_of(doc["url"])
@@ -113,9 +128,9 @@ def index_row(doc: dict, language: str, outlink_count: int | None, db_status: st
         "content_length": None if body is None else len(body),
         "truncated": bool(doc["truncated"]),
         "digest": None if body is None else payload_digest(body),
-        "title": page_title(doc) if is_fetched_page(doc) else None,
+        "title": (page_title(doc) if parsed.title is None else parsed.title) if is_fetched_page(doc) else None,
         "language": language,
-        "outlink_count": outlink_count,
+        "outlink_count": parsed.outlink_count,
         "error": doc["error"],
         "error_kind": error_kind(doc),
         "db_status": db_status,
@@ -130,7 +145,7 @@ def write_index(crawl: CrawlReader, directory: Path) -> dict:
     sorting = pq.SortingColumn.from_ordering(INDEX_SCHEMA, SORT_KEYS, null_placement="at_end")
     statuses = db_statuses(crawl)
     for layer in crawl.layers:
-        counts = outlink_counts(crawl, layer)
+        parsed = parsed_fetches(crawl, layer)
         path = directory / f"{crawl.file_prefix}-L{layer}.parquet"
         with pq.ParquetWriter(
             path, INDEX_SCHEMA, compression="zstd", sorting_columns=sorting,
@@ -139,8 +154,8 @@ def write_index(crawl: CrawlReader, directory: Path) -> dict:
             group = _RowGroup(writer)
             for part in crawl.doc_parts(layer):
                 for _, doc in read_part(part):
-                    count = None if counts is None else counts.get(fetch_key(doc["url"], doc["fetched_at"]))
-                    group.add(index_row(doc, crawl.config.language, count, statuses.get(doc["url"])))
+                    found = parsed.get(fetch_key(doc["url"], doc["fetched_at"]), NOT_PARSED)
+                    group.add(index_row(doc, crawl.config.language, found, statuses.get(doc["url"])))
             group.flush()
         rows += group.rows_written
         row_groups += pq.ParquetFile(path).metadata.num_row_groups
@@ -158,11 +173,12 @@ def db_statuses(crawl: CrawlReader) -> dict[str, str]:
         return {}
 
 
-def outlink_counts(crawl: CrawlReader, layer: int) -> dict[str, int] | None:
-    """Links per fetch of a layer, by fetch_key; None when it was never parsed."""
+def parsed_fetches(crawl: CrawlReader, layer: int) -> dict[str, Parsed]:
+    """What the out store of a layer says of each fetch, by fetch_key; empty when it was never parsed."""
     if not crawl.has_outlinks(layer):
-        return None
-    return {fetch_key(url, out["timestamp"]): len(out["outlinks"]) for url, out in crawl.out_records(layer)}
+        return {}
+    return {fetch_key(url, out["timestamp"]): Parsed(len(out["outlinks"]), (out.get("page") or {}).get("headline"))
+            for url, out in crawl.out_records(layer)}
 
 
 class _RowGroup:

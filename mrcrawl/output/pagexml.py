@@ -19,6 +19,12 @@ the last modification) a feed or sitemap announced for it.  What each field
 holds is in mrcrawl.page.metadata, and how the main text is found in
 mrcrawl.page.maintext.
 
+The fields and the change signature are those the Parser read when it
+parsed the page, which Merge put in the record's `page`
+(mrcrawl/page/index_fields.py): the page is not parsed again here.  Only a
+record without them is (one merged by an older version, or a page whose
+text the Parser could not read).
+
 No detected language is added: telling the 27 crawl languages apart
 reliably (Russian from Ukrainian, Malay from Indonesian, Chinese from
 Japanese written in kanji) needs a trained model, and none ships in our
@@ -42,8 +48,7 @@ from lxml import etree
 from mrcrawl.page.change import page_signature
 from mrcrawl.page.charset import decode_page
 from mrcrawl.page.html import parse_html
-from mrcrawl.page.maintext import main_text
-from mrcrawl.page.metadata import description, headline, keywords, published
+from mrcrawl.page.index_fields import index_fields, indexed_before
 from mrcrawl.store.records import body_bytes, is_fetched_page, payload_digest
 
 _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -94,14 +99,25 @@ def indexable(doc: dict) -> bool:
     return is_fetched_page(doc) and doc["meta_index"]
 
 
+def needs_parse(doc: dict) -> bool:
+    """Whether page_to_xml must parse the record's page: it holds no reading
+    of it by the Parser, or one without the text of a page the index lacks
+    (see the module docstring)."""
+    page = doc.get("page")
+    return page is None or ("content" not in page and not indexed_before(doc.get("known"), page["signature"]))
+
+
 def page_to_xml(doc: dict, language: str) -> str | None:
     """The XML line of a fetched doc record (see the module docstring); None
-    when the page says what it said at its last fetch (its change signature
-    equals the one the crawl db held when it was queued): the index has it."""
+    when the index has the page as it is (index_fields.indexed_before: its
+    change signature is the one the crawl db held when it was queued)."""
     body = body_bytes(doc)
-    root = parse_html(decode_page(doc, body))
-    known_signature = (doc.get("known") or {}).get("signature")
-    if known_signature is not None and page_signature(root) == known_signature:
+    if needs_parse(doc):
+        root = parse_html(decode_page(doc, body))
+        fields, signature = index_fields(root), page_signature(root)
+    else:
+        fields, signature = doc["page"], doc["page"]["signature"]
+    if indexed_before(doc.get("known"), signature):
         return None
     page = etree.Element("page")
     page.set("url", xml_safe(doc.get("url")))
@@ -116,12 +132,12 @@ def page_to_xml(doc: dict, language: str) -> str | None:
         page.set("score", repr(float(doc["score"])))
     # A page that states no title or date has the one a feed or sitemap gave it.
     announced = doc.get("announced") or {}
-    etree.SubElement(page, "headline").text = xml_safe(headline(root) or announced.get("title"))
-    for tag, value in (("keywords", keywords(root)), ("description", description(root)),
-                       ("published", published(root) or announced.get("published") or announced.get("modified"))):
+    etree.SubElement(page, "headline").text = xml_safe(fields["headline"] or announced.get("title"))
+    for tag, value in (("keywords", fields["keywords"]), ("description", fields["description"]),
+                       ("published", fields["published"] or announced.get("published") or announced.get("modified"))):
         if value:
             etree.SubElement(page, tag).text = xml_safe(value)
-    etree.SubElement(page, "content").text = xml_safe(main_text(root))
+    etree.SubElement(page, "content").text = xml_safe(fields["content"])
     # lxml already writes attribute newlines and tabs as references, and
     # the tree is serialised without indentation, so every raw line break
     # or tab left in the output sits in character data, where a character

@@ -15,7 +15,10 @@
   robots, X-Robots-Tag);
 - change.py: what the revisit policy reads of the page: its change signature,
   and whether it is a hub;
-- outlinks.py: what the Parser makes of one doc record: its out record;
+- outlinks.py: what the Parser makes of one doc record: its out record, read
+  in the one parse of the page a crawl makes;
+- index_fields.py: what the index holds of a page (headline, metadata, main
+  text), read there, and whether the index already has the page as it is;
 - metadata.py: what the page says about itself: headline, keywords,
   description, publication date;
 - maintext.py: its main text, the article without the site's boilerplate;

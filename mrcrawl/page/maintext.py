@@ -30,9 +30,10 @@ line, with whitespace collapsed inside each.  It is found in four steps:
    then only the marked elements that hold a small share of the prose are
    left out, and the article is looked for again.  Content hidden from
    every reader (aria-hidden) is left out then, whatever its size.  Marked
-   block elements are walked only when that might happen: while the
-   article found without them holds enough of the prose their whole text
-   could add, they are never looked into.
+   block elements are walked only when that might happen, the largest
+   first: once the article found without them holds enough of the prose
+   the rest could add (their text but scripts, styles and menus' links),
+   those are never looked into.
 4. Inside the region every block is kept, short ones too (subheadings, a
    one-line paragraph), except link lists ("read also", tags, share
    buttons) and the headline, which the XML holds in its own element:
@@ -432,7 +433,7 @@ def page_blocks(root, left_out: list[LeftOut] | None = None, around: LeftOut | N
             elif kind == _ANCHOR and _is_link(element.get("href")):
                 links_open.append(element)
             text = element.text
-        elif event == "end":
+        else:  # an end; or a comment or a processing instruction, which no check below matches
             if element is open_blocks[-1]:
                 if owner is not None:
                     end_paragraph()
@@ -449,8 +450,6 @@ def page_blocks(root, left_out: list[LeftOut] | None = None, around: LeftOut | N
                 links_open.pop()
             if marked_open and marked_open[-1] is element:
                 marked_open.pop()
-            text = element.tail
-        else:  # a comment or a processing instruction
             text = element.tail
         if text:
             if owner is None:
@@ -520,29 +519,34 @@ def _first_class(element) -> str:
     return names.split(None, 1)[0] if names and not names.isspace() else ""
 
 
-def _article_region(root, blocks: list[Block], weights: list[float]) -> tuple[set | None, float]:
-    """Every element of the article's region (step 2), or None when no
-    block is prose; and how much prose the region holds."""
-    # Blocks and prose inside each element, summed up from the owners in
-    # one pass: in reverse document order every child comes before its
-    # parent.  Owners are block elements, so only those are visited, and
-    # the rare inline element between two (<a><div>) on the way up.
+def _article_region(blocks: list[Block], weights: list[float]) -> tuple[set | None, float]:
+    """The owners of the blocks in the article's region (step 2): the
+    region's tops and the block elements inside them; None when no block
+    is prose.  And how much prose the region holds."""
+    # Blocks and prose inside each owner and each of its ancestors: the
+    # only elements asked about.  Each owner's ancestors are climbed up to
+    # one met already, which lists every such element after its parent;
+    # then the sums go up, children first.  Going over every block element
+    # of the tree instead made this function take twice as long.
     blocks_inside: dict = {}
     prose_inside: dict = {}
     for block, weight in zip(blocks, weights):
         blocks_inside[block.owner] = blocks_inside.get(block.owner, 0) + 1
         prose_inside[block.owner] = prose_inside.get(block.owner, 0) + weight
-    for element in reversed(list(root.iter(*BLOCK_TAGS))):
-        count = blocks_inside.get(element)
-        if count:
-            prose = prose_inside[element]
+    owners = list(blocks_inside)
+    parents: dict = {}  # of the owners and their ancestors, parents first
+    for owner in owners:
+        climbed = []
+        element = owner
+        while element is not None and element not in parents:
             parent = element.getparent()
-            while parent is not None:
-                blocks_inside[parent] = blocks_inside.get(parent, 0) + count
-                prose_inside[parent] = prose_inside.get(parent, 0) + prose
-                if parent.tag in BLOCK_TAGS:
-                    break
-                parent = parent.getparent()
+            climbed.append((element, parent))
+            element = parent
+        parents.update(reversed(climbed))
+    for element, parent in reversed(parents.items()):
+        if parent is not None:
+            blocks_inside[parent] = blocks_inside.get(parent, 0) + blocks_inside[element]
+            prose_inside[parent] = prose_inside.get(parent, 0) + prose_inside[element]
     scores: dict = {}
     paragraphs: dict = {}  # prose blocks per container
     prose_wrappers = set()
@@ -604,22 +608,35 @@ def _article_region(root, blocks: list[Block], weights: list[float]) -> tuple[se
     main = next(best.iterancestors("main"), None)
     if main is not None and prose < MIN_MAIN_SHARE * prose_inside.get(main, 0):
         tops, prose = [main], prose_inside[main]
-    # Owners are block elements (or the root, which is only ever a top).
-    return {*tops, *(element for top in tops for element in top.iter(*BLOCK_TAGS))}, prose
+    # The region is its tops and the block elements inside them.  Parents
+    # come first: an element is inside a top when its parent is.
+    within = set(tops)
+    for element, parent in parents.items():
+        if parent in within:
+            within.add(element)
+    return {owner for owner in owners if owner in within and (owner.tag in BLOCK_TAGS or owner in tops)}, prose
 
 
-def _with_left_out(blocks: list[Block], weights: list[float],
-                   left_out: list[LeftOut]) -> tuple[list[Block], list[float]]:
+def _walk_left_out(part: LeftOut) -> tuple[list[Block], list[float]]:
+    """A left-out element's own blocks, as one whole walk gives them, and
+    their prose weights."""
+    own = page_blocks(part.element, around=part)
+    return own, [block.prose_weight() for block in own]
+
+
+def _with_left_out(blocks: list[Block], weights: list[float], left_out: list[LeftOut],
+                   walked: dict | None = None) -> tuple[list[Block], list[float]]:
     """The blocks of one whole walk and their prose weights: those of a
     walk that left elements out, with the left-out elements' own in their
-    places."""
+    places.  `walked` holds those already walked (_walk_left_out), by their
+    index in left_out."""
     whole: list[Block] = []
     whole_weights: list[float] = []
     start = 0
-    for part in left_out:
-        own = page_blocks(part.element, around=part)
+    for index, part in enumerate(left_out):
+        own, own_weights = walked[index] if walked and index in walked else _walk_left_out(part)
         whole += blocks[start:part.at] + own
-        whole_weights += weights[start:part.at] + [block.prose_weight() for block in own]
+        whole_weights += weights[start:part.at] + own_weights
         start = part.at
     whole += blocks[start:]
     whole_weights += weights[start:]
@@ -629,8 +646,55 @@ def _with_left_out(blocks: list[Block], weights: list[float],
 def _most_prose(element) -> int:
     """A bound on the prose weight of an element's blocks, counted in C:
     all its text (scripts' too) as prose, CJK characters twice."""
-    text = etree.tostring(element, method="text", encoding="unicode", with_tail=False)
+    return _text_weight(etree.tostring(element, method="text", encoding="unicode", with_tail=False))
+
+
+def _never_prose(element) -> int:
+    """What _most_prose counts of an element's text that no block counts
+    as prose: its scripts' and styles' text (CJK characters twice), never
+    walked; and the characters of its links that hold only text (a menu's),
+    link text wherever they are walked.  No text is counted twice: a link
+    holding only text holds no script."""
+    weight = 0
+    for inner in element.iter("a", "script", "style"):
+        text = inner.text
+        if text:
+            if inner.tag != "a":
+                weight += _text_weight(text)
+            elif not len(inner) and _is_link(inner.get("href")):
+                weight += _non_space_length(text)
+    return weight
+
+
+def _text_weight(text: str) -> int:
+    """Characters but whitespace, CJK characters twice."""
     return _non_space_length(text) + (0 if text.isascii() else len(_CJK_CHARACTERS.findall(text)))
+
+
+def _walk_needed(left_out: list[LeftOut], prose: float, found: float) -> dict[int, tuple[list[Block], list[float]]]:
+    """The left-out elements walked (_walk_left_out), by their index, until
+    an article holding `prose` surely holds MIN_ARTICLE_SHARE of the page's
+    prose: `found` outside them, and theirs.  All of them when it does not.
+
+    Until it is walked, an element's prose is bounded by _most_prose; when
+    that does not settle it, by that less _never_prose (scripts, styles and
+    menus' links are most of the text of the elements that get that far),
+    and the largest are walked first."""
+    if not prose or prose < MIN_ARTICLE_SHARE * found:  # short of the share already, or no prose to share
+        return {index: _walk_left_out(part) for index, part in enumerate(left_out)}
+    bounds = [_most_prose(part.element) for part in left_out]
+    unwalked = sum(bounds)
+    if prose < MIN_ARTICLE_SHARE * (found + unwalked):
+        bounds = [bound - _never_prose(part.element) for bound, part in zip(bounds, left_out)]
+        unwalked = sum(bounds)
+    walked = {}
+    for index in sorted(range(len(left_out)), key=bounds.__getitem__, reverse=True):
+        if prose >= MIN_ARTICLE_SHARE * (found + unwalked):
+            break
+        walked[index] = _walk_left_out(left_out[index])
+        found += sum(walked[index][1])
+        unwalked -= bounds[index]
+    return walked
 
 
 def main_text(root) -> str:
@@ -642,7 +706,7 @@ def main_text(root) -> str:
 
     def article(kept: list[int]):
         blocks, weights = [all_blocks[index] for index in kept], [all_weights[index] for index in kept]
-        region, prose = _article_region(root, blocks, weights)
+        region, prose = _article_region(blocks, weights)
         if region is None:
             # No block is prose (a poem, a list): the text is every block but link lists.
             prose = sum(block.characters - block.link_characters for block in blocks
@@ -653,12 +717,12 @@ def main_text(root) -> str:
     # marked blocks holds a small share of the page's prose: then a mark
     # was on a wrapper of the article, and only small marked elements go.
     blocks, region, prose = article([index for index, block in enumerate(all_blocks) if not block.marked_by])
-    # The marked block elements are walked only when the article might hold
+    # The marked block elements are walked only while the article might hold
     # a small share of the prose with theirs: most pages need not walk their
     # menus, footers and comment threads at all (half of the walk).
-    if left_out and (not blocks or prose < MIN_ARTICLE_SHARE * (
-            sum(all_weights) + sum(_most_prose(part.element) for part in left_out))):
-        all_blocks, all_weights = _with_left_out(all_blocks, all_weights, left_out)
+    walked = _walk_needed(left_out, prose, sum(all_weights)) if left_out and blocks else {}
+    if left_out and (not blocks or len(walked) == len(left_out)):
+        all_blocks, all_weights = _with_left_out(all_blocks, all_weights, left_out, walked)
     if not blocks or prose < MIN_ARTICLE_SHARE * sum(all_weights):
         blocks, region, _ = article(_without_boilerplate(all_blocks, all_weights))
     # The region is asked first: most blocks are outside it, and their

@@ -42,11 +42,25 @@ def _meta_values(root) -> dict[str, str]:
         content = collapse_whitespace(meta.get("content") or "")
         if not content:
             continue
-        for attribute in ("name", "property", "itemprop"):
-            key = (meta.get(attribute) or "").strip().lower()
-            if key:
-                values.setdefault(key, content)
+        for key in _meta_keys(meta):
+            values.setdefault(key, content)
     return values
+
+
+def _meta_value(root, key: str) -> str | None:
+    """_meta_values(root).get(key), without collapsing every other <meta>'s
+    content: main text asks for og:title alone."""
+    for meta in root.iter("meta"):
+        if key in _meta_keys(meta):
+            content = collapse_whitespace(meta.get("content") or "")
+            if content:
+                return content
+    return None
+
+
+def _meta_keys(meta) -> list[str]:
+    keys = ((meta.get(attribute) or "").strip().lower() for attribute in ("name", "property", "itemprop"))
+    return [key for key in keys if key]
 
 
 def _element_text(element) -> str:
@@ -72,8 +86,9 @@ def headline(root) -> str:
 
 def headline_texts(root) -> tuple[str, ...]:
     """The page's title and its og:title, those that are not empty."""
-    titles = [_element_text(title) for title in root.iter("title")][:1]
-    og_title = _meta_values(root).get("og:title")
+    title = next(root.iter("title"), None)
+    titles = [_element_text(title)] if title is not None else []
+    og_title = _meta_value(root, "og:title")
     if og_title:
         titles.append(og_title)
     return tuple(title for title in titles if title)

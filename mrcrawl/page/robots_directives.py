@@ -10,6 +10,14 @@ from __future__ import annotations
 import re
 
 _DIRECTIVE_SEPARATORS = re.compile(r"[\s,]+")
+_TOKEN_END = re.compile(r"[/\s;()]")
+
+
+def agent_token(user_agent: str) -> str:
+    """The product token robots.txt groups and <meta name="TOKEN"> are
+    matched against: the first token of the User-Agent, e.g. "mrcrawl" for
+    "mrcrawl/0.1 (+http://x/)"."""
+    return _TOKEN_END.split(user_agent.strip(), 1)[0]
 
 
 def _apply(words: list[str], follow: bool, index: bool) -> tuple[bool, bool]:

@@ -51,8 +51,10 @@ DOC_FIELDS = (
     "encoding",  # Python codec that decodes `body` to the page's text
     "body",  # base64 of the exact body bytes (Content-Encoding undone); fetched only
     "archive_body",  # the same for the last response of any other record, for the WARC archive
-    "meta_follow",  # False when meta robots or X-Robots-Tag says nofollow
-    "meta_index",  # False when meta robots or X-Robots-Tag says noindex
+    # The response's X-Robots-Tag, in the Crawler's records; in Merge's, its
+    # page's <meta name="robots"> too, which the Parser reads (an out record's `page`).
+    "meta_follow",  # False when X-Robots-Tag (or, merged, meta robots) says nofollow
+    "meta_index",  # False when X-Robots-Tag (or, merged, meta robots) says noindex
     "truncated",  # True when the body was cut at max_page_bytes
     "error",  # what went wrong, for a person to read, or None
     "error_kind",  # the kind of what went wrong (failures.FailureKind), or None when nothing did
@@ -61,6 +63,9 @@ DOC_FIELDS = (
     "reason",  # the status line's reason phrase
     "attempts",  # requests made for this URL, redirect hops and retries included
     "duplicate_of",  # set by Merge: the URL whose content this page repeats (the dup store), else None
+    # Set by Merge on a fetched page: what the Parser read of it (an out
+    # record's `page`, with its `signature`), so that HtmlToXml need not parse it again.
+    "page",
     "kind",  # None for a page; for a feed or sitemap, its kind (announce.ANNOUNCEMENT_KINDS)
     "entries",  # a feed's or sitemap's entries, [[url, published, modified, title, language], ...], else None
     "robots_sitemaps",  # the Sitemap: URLs of the host's robots.txt, on the first doc of the host after it was read
@@ -309,7 +314,8 @@ def payload_digest(body: bytes) -> str:
 def new_out(outlinks: list[str], link_type: int, layer: int, timestamp: str,
             hops: int | None = None, signature: str | None = None, hub: bool | None = None,
             trapped: list | None = None, anchors: list[str] | None = None, score: float | None = None,
-            announced: list[dict] | None = None, announcers: list[str] | None = None) -> dict:
+            announced: list[dict] | None = None, announcers: list[str] | None = None,
+            page: dict | None = None) -> dict:
     """An out record: the links a doc record yields for the next layer, and
     what the Parser judged of the page for the revisit policy (its hops, its
     change signature, whether it is a hub); None where there is no page.
@@ -322,11 +328,25 @@ def new_out(outlinks: list[str], link_type: int, layer: int, timestamp: str,
     links share (frontier/scores.py).  An ANNOUNCED record's `announced` is
     parallel to its outlinks, what the feed or sitemap said of each
     (ANNOUNCED_FIELDS); a page's `announcers` are the feeds and sitemaps it,
-    or its host's robots.txt, names, offered to the next layer as links are."""
+    or its host's robots.txt, names, offered to the next layer as links are.
+    A fetched page's `page` is what the index needs of it (PAGE_FIELDS),
+    read where the Parser parsed it; None for any other record, and in
+    records written before the Parser kept it."""
     return {"outlinks": outlinks, "type": link_type, "layer": layer, "timestamp": timestamp,
             "hops": hops, "score": score, "signature": signature, "hub": hub, "trapped": trapped or [],
             "anchors": anchors if anchors is not None else [""] * len(outlinks),
-            "announced": announced or [], "announcers": announcers or []}
+            "announced": announced or [], "announcers": announcers or [], "page": page}
+
+
+# An out record's `page`: what the page lets the crawler do with it (its
+# X-Robots-Tag and its <meta name="robots"> together), its headline, and,
+# when it may be indexed, the other fields the XML holds
+# (page/index_fields.py), None when the page does not state them.  A page
+# whose text could not be read has no content: HtmlToXml reads it again.
+PAGE_FIELDS = ("follow", "index", "headline", "keywords", "description", "published", "content")
+# How an out record's stored value starts (its first field), as Merge tells
+# it from the doc and duplicate records of the same URL without decoding it.
+OUT_VALUE_START = b'{"outlinks":'
 
 
 def out_anchors(out: dict) -> list[str]:
