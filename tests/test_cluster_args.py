@@ -247,7 +247,7 @@ def expected_stores(root: str, caps: FrontierCaps = FrontierCaps()) -> dict[str,
         "dedup": (digest_files, f"{root}/dup/{LAYER}"),
         "dbupdate": (db_files, f"{root}/db/gen-000001"),
         "optimize": (url_files, f"{root}/in/{LAYER + 1}"),
-        "merge": ([f"{root}/doc/{n}" for n in layers] + [f"{root}/dup/{n}" for n in layers], f"{root}/doc/merged"),
+        "merge": ([f"{root}/{store}/{n}" for store in ("doc", "out", "dup") for n in layers], f"{root}/doc/merged"),
         "xml": ([f"{root}/doc/merged"], f"{root}/xml/{STARTED_AT}"),
     }
 
