@@ -379,12 +379,8 @@ _PAGE_STAGE_SUMS = ("pages", "parser_cpu_s", "xml_cpu_s", "xml_pages", "outlinks
 
 def run_page_stage(code: Path, pages_file: Path, repeat: int) -> dict:
     """page_stage.py's figures for the pages of `pages_file` under the code of `code`."""
-    result = subprocess.run([sys.executable, str(PAGE_STAGE), "--code", str(code), "--pages", str(pages_file),
-                             "--repeat", str(repeat)], capture_output=True, env=MEASURED_ENVIRONMENT)
-    if result.returncode != 0:
-        error = result.stderr.decode(errors="replace")[-3000:]
-        raise RuntimeError(f"page_stage.py --code {code} failed (exit {result.returncode}):\n{error}")
-    return json.loads(result.stdout.decode().strip().splitlines()[-1])
+    measured = run_measured([str(PAGE_STAGE), "--code", str(code), "--pages", str(pages_file), "--repeat", str(repeat)])
+    return json.loads(measured.output.strip().splitlines()[-1])
 
 
 def page_stage_row(label: str, pages: list[tuple[str, bytes]], sizes: Sizes, directory: Path,

@@ -1,6 +1,6 @@
 """Run one job of a prepared crawl directory, in a process of its own.
 
-    python -m mrcrawl.bench.step DIR crawl|parse LAYER --runner local
+    python -m mrcrawl.bench.step DIR crawl LAYER --runner local
     python -m mrcrawl.bench.step DIR score --runner local
 
 The benchmark measures a job this way so that the kernel's accounting of
@@ -21,7 +21,6 @@ import sys
 import time
 
 from jobs.crawler import MRCrawler
-from jobs.parser import MRParser
 from jobs.placement import MRPlacement
 from mrcrawl.crawl_dir import crawl_db
 from mrcrawl.config import CrawlConfig
@@ -32,7 +31,7 @@ from mrcrawl.store.crawl_state import CrawlState
 from mrcrawl.store.crawl_store import CrawlStore
 
 SCORE = "score"
-STEPS = (MRCrawler.STEP, MRParser.STEP, SCORE)
+STEPS = (MRCrawler.STEP, SCORE)
 
 
 def main(argv: list[str] | None = None) -> int:
